@@ -1,0 +1,106 @@
+/* park/mutex.h: a parking mutex.
+ *
+ * 4 bytes; zeroed memory (or PARK_MUTEX_INIT) is an unlocked mutex, so
+ * park_mutex_init is only needed to reuse memory. Not thread-affine: any
+ * thread may unlock a mutex that another thread locked. Not recursive.
+ *
+ * Uncontended lock and unlock are one compare-and-swap each, inlined into
+ * the caller. A contended locker spins briefly while nobody sleeps, then
+ * parks in park's shared wait queue (no CPU while parked, no allocation).
+ *
+ * Fairness: unlock lets a running thread barge in ahead of a woken waiter
+ * (throughput), but a waiter that has waited longer than about 1 ms is
+ * handed the lock directly by the next unlock, so a thread that unlocks and
+ * re-locks in a loop cannot keep a waiter out for more than about that long
+ * plus one critical section.
+ *
+ * Destruction safety: after the store that releases the mutex, unlock never
+ * touches the mutex's memory again, so the thread that locks it next may
+ * destroy and free it at once (as POSIX allows for pthread mutexes).
+ *
+ * Memory ordering: a successful lock (lock, trylock, lock_until returning 0)
+ * is an acquire operation and unlock is a release operation; everything
+ * written before an unlock is visible after the next successful lock. */
+#ifndef PARK_MUTEX_H
+#define PARK_MUTEX_H
+
+#include <park/common.h>
+#include <park/time.h>
+
+PARK_BEGIN_DECLS
+
+typedef struct park_mutex {
+    uint32_t state_; /* private: see lib/mutex.c */
+} park_mutex_t;
+
+/* Static initialiser: an unlocked mutex. Same as zeroed memory. */
+#define PARK_MUTEX_INIT { 0 }
+
+/* Private: the state word's bits (lib/mutex.c documents the machine). */
+#define PARK__MUTEX_LOCKED 1u
+#define PARK__MUTEX_PARKED 2u
+
+/* Private: out-of-line slow paths of the inline functions below. */
+PARK_API void park__mutex_lock_slow(park_mutex_t *m);
+PARK_API void park__mutex_unlock_slow(park_mutex_t *m);
+
+/* Makes *m an unlocked mutex. Not atomic: nobody may use *m meanwhile. */
+PARK_API void park_mutex_init(park_mutex_t *m);
+
+/* Checks that *m is unlocked and nobody waits for it: 0, or EBUSY (then *m
+ * is unchanged and still usable). After 0 the memory may be freed or reused.
+ * Never blocks. */
+PARK_API int park_mutex_destroy(park_mutex_t *m);
+
+/* Locks *m, blocking until it is free. Acquire ordering. Relocking a mutex
+ * the caller holds deadlocks. */
+static inline void park_mutex_lock(park_mutex_t *m)
+{
+    uint32_t unlocked = 0;
+    /* acquire: pairs with the release in park_mutex_unlock and in the
+     * slow unlock's hand-over store. */
+    if (PARK__LIKELY(__atomic_compare_exchange_n(&m->state_, &unlocked, PARK__MUTEX_LOCKED, false,
+                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+        return;
+    park__mutex_lock_slow(m);
+}
+
+/* Locks *m if it is free right now: true if locked (acquire ordering),
+ * false otherwise. Never blocks; a free mutex with sleeping waiters (woken
+ * but not yet running) may still be taken. */
+static inline bool park_mutex_trylock(park_mutex_t *m)
+{
+    uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+    while (!(s & PARK__MUTEX_LOCKED)) {
+        /* acquire: pairs with the release in park_mutex_unlock. */
+        if (__atomic_compare_exchange_n(&m->state_, &s, s | PARK__MUTEX_LOCKED, true,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return true;
+    }
+    return false;
+}
+
+/* Locks *m, blocking until it is free or until the absolute deadline
+ * (CLOCK_MONOTONIC ns; PARK_FOREVER never expires) has passed: 0 (locked,
+ * acquire ordering) or ETIMEDOUT (not locked). A free mutex is taken even
+ * when the deadline has already passed. */
+PARK_API int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline);
+
+/* Unlocks *m, held by the caller or by any other thread that locked it.
+ * Release ordering. Does not block (it may wake one waiter); after its
+ * releasing store it no longer touches *m (see destruction safety above).
+ * Unlocking a mutex that is not locked is undefined; PARK_DEBUG builds of
+ * the library abort with a message. */
+static inline void park_mutex_unlock(park_mutex_t *m)
+{
+    uint32_t locked = PARK__MUTEX_LOCKED;
+    /* release: pairs with the acquire of the next successful lock. */
+    if (PARK__LIKELY(__atomic_compare_exchange_n(&m->state_, &locked, 0, false, __ATOMIC_RELEASE,
+                                                 __ATOMIC_RELAXED)))
+        return;
+    park__mutex_unlock_slow(m);
+}
+
+PARK_END_DECLS
+
+#endif /* PARK_MUTEX_H */

@@ -1,0 +1,11 @@
+/* park/park.h: every park header. */
+#ifndef PARK_PARK_H
+#define PARK_PARK_H
+
+#include <park/common.h>
+#include <park/version.h>
+#include <park/time.h>
+#include <park/mutex.h>
+#include <park/sem.h>
+
+#endif /* PARK_PARK_H */

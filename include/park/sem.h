@@ -1,0 +1,108 @@
+/* park/sem.h: a counting semaphore, strictly FIFO.
+ *
+ * 8 bytes. While anyone is queued, a release hands its permits to the queue
+ * head(s) in arrival order and a new acquirer queues behind them; only with
+ * an empty queue does an acquirer take a permit directly. A release wakes
+ * exactly as many waiters as it has permits for. A timed-out waiter never
+ * swallows a permit: either it was handed one (and the wait succeeds) or the
+ * permit goes to the next waiter or back to the count.
+ *
+ * Uncontended acquire and release are one compare-and-swap each, inlined.
+ * Waiters park in park's shared wait queue (no CPU, no allocation).
+ * Release is destruction-safe: after the store that hands its permits over
+ * it no longer touches the semaphore's memory.
+ *
+ * Memory ordering: a release (park_sem_release) synchronises with the
+ * acquisition that obtains one of its permits (acquire ordering). */
+#ifndef PARK_SEM_H
+#define PARK_SEM_H
+
+#include <park/common.h>
+#include <park/time.h>
+
+PARK_BEGIN_DECLS
+
+/* The largest count and maximum a semaphore may have. */
+#define PARK_SEM_VALUE_MAX ((uint32_t)INT32_MAX)
+
+typedef struct park_sem {
+    uint32_t state_; /* private: see lib/sem.c */
+    uint32_t max_;   /* private */
+} park_sem_t;
+
+/* Static initialiser: `initial` free permits, at most `max` (constants with
+ * 0 < max <= PARK_SEM_VALUE_MAX and initial <= max; not checked). */
+#define PARK_SEM_INIT(initial, max) { (uint32_t)(initial), (uint32_t)(max) }
+
+/* Private: the state word holds the free permits and a "queue not empty"
+ * bit; lib/sem.c documents the machine. */
+#define PARK__SEM_WAITERS 0x80000000u
+#define PARK__SEM_COUNT_MASK 0x7fffffffu
+
+/* Private: out-of-line slow paths of the inline functions below. */
+PARK_API int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline);
+PARK_API int park__sem_release_slow(park_sem_t *s, uint32_t n);
+
+/* Makes *s a semaphore with `initial` free permits and at most `max`:
+ * 0, or EINVAL (max == 0, initial > max or max > PARK_SEM_VALUE_MAX; *s
+ * unchanged). Not atomic: nobody may use *s meanwhile. */
+PARK_API int park_sem_init(park_sem_t *s, uint32_t initial, uint32_t max);
+
+/* Checks that nobody waits on *s: 0 or EBUSY (*s unchanged and usable).
+ * Never blocks. */
+PARK_API int park_sem_destroy(park_sem_t *s);
+
+/* Takes a permit if one is free and nobody is queued: true (acquire
+ * ordering) or false. Never blocks. */
+static inline bool park_sem_try_acquire(park_sem_t *s)
+{
+    uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    /* The count is 0 whenever the WAITERS bit is set, so one test covers
+     * both "no permit" and "someone is queued". */
+    while (v != 0 && !(v & PARK__SEM_WAITERS)) {
+        /* acquire: pairs with the release in park_sem_release. */
+        if (__atomic_compare_exchange_n(&s->state_, &v, v - 1, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return true;
+    }
+    return false;
+}
+
+/* Takes a permit, blocking in FIFO order until one is handed over.
+ * Acquire ordering. */
+static inline void park_sem_acquire(park_sem_t *s)
+{
+    if (PARK__LIKELY(park_sem_try_acquire(s)))
+        return;
+    (void)park__sem_acquire_slow(s, (park_time_t)UINT64_MAX);
+}
+
+/* Takes a permit, blocking until one is handed over or the absolute
+ * deadline (CLOCK_MONOTONIC ns; PARK_FOREVER never expires) has passed:
+ * 0 (acquired, acquire ordering) or ETIMEDOUT (no permit taken). A permit
+ * free right now is taken even when the deadline has passed. */
+PARK_API int park_sem_acquire_until(park_sem_t *s, park_time_t deadline);
+
+/* Releases n permits, handing them to queued waiters first: 0, EINVAL
+ * (n == 0), or EOVERFLOW (count + n > max; nothing released). Release
+ * ordering. Does not block (it may wake up to n waiters). */
+static inline int park_sem_release(park_sem_t *s, uint32_t n)
+{
+    uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    uint32_t max = s->max_;
+    while (!(v & PARK__SEM_WAITERS) && n != 0 && n <= max - v) {
+        /* release: pairs with the acquire in park_sem_try_acquire. */
+        if (__atomic_compare_exchange_n(&s->state_, &v, v + n, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+            return 0;
+    }
+    return park__sem_release_slow(s, n);
+}
+
+/* The number of free permits right now (0 while anyone is queued). A
+ * snapshot for monitoring; relaxed ordering. */
+PARK_API uint32_t park_sem_count(const park_sem_t *s);
+
+PARK_END_DECLS
+
+#endif /* PARK_SEM_H */

@@ -1,0 +1,140 @@
+/* lib/os/futex.c: futex wait and wake, and the fault injector that stands
+ * between them and their callers in PARK_FAULTS builds. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "os/os.h"
+
+static int futex_wait_raw(uint32_t *word, uint32_t expected, park_time_t deadline)
+{
+    struct timespec ts, *abs = NULL;
+    if (deadline != PARK_FOREVER) {
+        ts.tv_sec = (time_t)(deadline / 1000000000u);
+        ts.tv_nsec = (long)(deadline % 1000000000u);
+        abs = &ts;
+    }
+    /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, so a
+     * retried wait never stretches it. */
+    long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, abs, NULL,
+                     FUTEX_BITSET_MATCH_ANY);
+    if (r == 0)
+        return 0;
+    return errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR ? errno : 0;
+}
+
+static void futex_wake_raw(uint32_t *word, int n)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+}
+
+void park__os_yield(void)
+{
+    sched_yield();
+}
+
+#ifndef PARK_FAULTS
+
+int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
+{
+    return futex_wait_raw(word, expected, deadline);
+}
+
+void park__futex_wake(uint32_t *word, int n)
+{
+    futex_wake_raw(word, n);
+}
+
+#else /* PARK_FAULTS */
+
+#include <stdatomic.h>
+
+enum fault {
+    FAULT_NONE,
+    FAULT_SPURIOUS,   /* wait returns 0 without sleeping */
+    FAULT_EINTR,      /* wait returns EINTR without sleeping */
+    FAULT_EARLY,      /* wait returns ETIMEDOUT before the deadline */
+    FAULT_DELAY,      /* the call is delayed by a yield or a short sleep */
+};
+
+static uint64_t fault_seed;            /* 0: injection off; set before main */
+static atomic_uint_fast64_t fault_threads;
+static _Thread_local uint64_t fault_rng;
+
+__attribute__((constructor)) static void fault_read_seed(void)
+{
+    const char *s = getenv("PARK_FAULT_SEED");
+    fault_seed = s ? strtoull(s, NULL, 0) : 0;
+}
+
+/* xorshift64*, one stream per thread, all derived from the seed. */
+static uint32_t fault_random(void)
+{
+    if (fault_rng == 0) {
+        /* relaxed: only distinctness of the per-thread streams matters. */
+        uint64_t id = atomic_fetch_add_explicit(&fault_threads, 1, memory_order_relaxed) + 1;
+        fault_rng = (fault_seed ^ (id * 0x9e3779b97f4a7c15u)) | 1;
+    }
+    fault_rng ^= fault_rng >> 12;
+    fault_rng ^= fault_rng << 25;
+    fault_rng ^= fault_rng >> 27;
+    return (uint32_t)((fault_rng * 0x2545f4914f6cdd1du) >> 32);
+}
+
+static enum fault fault_pick(void)
+{
+    if (fault_seed == 0)
+        return FAULT_NONE;
+    uint32_t r = fault_random() % 64;
+    if (r < 6)
+        return FAULT_SPURIOUS;
+    if (r < 9)
+        return FAULT_EINTR;
+    if (r < 12)
+        return FAULT_EARLY;
+    if (r < 18)
+        return FAULT_DELAY;
+    return FAULT_NONE;
+}
+
+static void fault_delay(void)
+{
+    if (fault_random() % 2) {
+        sched_yield();
+    } else {
+        struct timespec ts = { 0, 1000 + fault_random() % 50000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
+{
+    switch (fault_pick()) {
+    case FAULT_SPURIOUS:
+        return 0;
+    case FAULT_EINTR:
+        return EINTR;
+    case FAULT_EARLY:
+        return ETIMEDOUT;
+    case FAULT_DELAY:
+        fault_delay();
+        break;
+    case FAULT_NONE:
+        break;
+    }
+    return futex_wait_raw(word, expected, deadline);
+}
+
+void park__futex_wake(uint32_t *word, int n)
+{
+    if (fault_pick() == FAULT_DELAY)
+        fault_delay();
+    futex_wake_raw(word, n);
+}
+
+#endif /* PARK_FAULTS */

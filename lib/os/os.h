@@ -1,0 +1,41 @@
+/* lib/os/os.h: the operating-system layer. These files are the only ones in
+ * park that make system calls.
+ *
+ * Every futex call in park goes through park__futex_wait/park__futex_wake.
+ * A library built with PARK_FAULTS and run with PARK_FAULT_SEED=<n> (n != 0)
+ * makes them misbehave from that seed, as the kernel is allowed to: wait
+ * returns spuriously, with EINTR or with an early ETIMEDOUT, and both may be
+ * delayed. Callers must treat every return as a hint and re-check their own
+ * state and the clock. */
+#ifndef PARK_LIB_OS_H
+#define PARK_LIB_OS_H
+
+#include <park/time.h>
+
+/* Sleeps while *word == expected, at most until the absolute deadline
+ * (PARK_FOREVER: no limit). Private futex. Returns 0 (woken, possibly
+ * spuriously), EAGAIN (*word != expected), ETIMEDOUT (possibly early under
+ * fault injection) or EINTR. */
+int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline);
+
+/* Wakes up to n threads sleeping on word (INT32_MAX: all). Private futex.
+ * The address need not be live memory any more: the kernel only hashes it,
+ * and every sleeper tolerates spurious wake-ups. */
+void park__futex_wake(uint32_t *word, int n);
+
+/* Gives the processor to another runnable thread. */
+void park__os_yield(void);
+
+/* A spin-wait hint for the processor. */
+static inline void park__os_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+#endif /* PARK_LIB_OS_H */

@@ -1,0 +1,253 @@
+/* lib/wait/queue.c: the global table of wait queues (see wait.h).
+ *
+ * Bucket lock word (a three-state futex lock, because bucket holders can be
+ * preempted and 16 threads on 2 cores must not spin on each other):
+ *
+ *   UNLOCKED  free
+ *   LOCKED    held, nobody sleeps on the word
+ *   CONTENDED held, sleepers may exist: the unlocker must wake one
+ *
+ *   lock:    UNLOCKED -> LOCKED (CAS fast path)
+ *            any -> CONTENDED (exchange) before sleeping; the sleeper owns
+ *            the lock when its exchange returns UNLOCKED
+ *   unlock:  any -> UNLOCKED (exchange), wake one if it was CONTENDED
+ *
+ * A bucket is one cache line; the table is static, so buckets outlive every
+ * primitive and a releaser may touch its bucket after its object is gone. */
+#include <errno.h>
+
+#include "os/os.h"
+#include "wait/wait.h"
+
+#define BUCKET_BITS 9
+#define BUCKET_COUNT (1u << BUCKET_BITS)
+#define SPIN_LOCK 64   /* bucket lock: spins before sleeping */
+#define SPIN_WAITER 64 /* waiter: spins on `woken` before the futex wait */
+
+enum { UNLOCKED = 0, LOCKED = 1, CONTENDED = 2 };
+
+typedef struct bucket {
+    _Atomic uint32_t lock;
+    park__waiter_t *head; /* FIFO of the waiters of every key hashed here */
+    park__waiter_t *tail;
+} __attribute__((aligned(64))) bucket_t;
+
+static bucket_t buckets[BUCKET_COUNT];
+
+static bucket_t *bucket_of(const void *key)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)key >> 2) * 0x9e3779b97f4a7c15u;
+    return &buckets[h >> (64 - BUCKET_BITS)];
+}
+
+static void bucket_lock(bucket_t *b)
+{
+    uint32_t c = UNLOCKED;
+    /* acquire: pairs with the release exchange in bucket_unlock. */
+    if (atomic_compare_exchange_strong_explicit(&b->lock, &c, LOCKED, memory_order_acquire,
+                                                memory_order_relaxed))
+        return;
+    for (int i = 0; i < SPIN_LOCK && c != CONTENDED; i++) {
+        park__os_pause();
+        c = UNLOCKED;
+        /* UNLOCKED -> LOCKED; acquire as above. */
+        if (atomic_compare_exchange_weak_explicit(&b->lock, &c, LOCKED, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+    }
+    /* any -> CONTENDED; acquire as above (we own it if it was UNLOCKED). */
+    while (atomic_exchange_explicit(&b->lock, CONTENDED, memory_order_acquire) != UNLOCKED)
+        park__futex_wait((uint32_t *)&b->lock, CONTENDED, PARK_FOREVER);
+}
+
+static void bucket_unlock(bucket_t *b)
+{
+    /* release: pairs with the acquire in bucket_lock. */
+    if (atomic_exchange_explicit(&b->lock, UNLOCKED, memory_order_release) == CONTENDED)
+        park__futex_wake((uint32_t *)&b->lock, 1);
+}
+
+static void link_back(bucket_t *b, park__waiter_t *w)
+{
+    w->next = NULL;
+    w->prev = b->tail;
+    if (b->tail)
+        b->tail->next = w;
+    else
+        b->head = w;
+    b->tail = w;
+}
+
+static void link_front(bucket_t *b, park__waiter_t *w)
+{
+    w->prev = NULL;
+    w->next = b->head;
+    if (b->head)
+        b->head->prev = w;
+    else
+        b->tail = w;
+    b->head = w;
+}
+
+static void unlink_waiter(bucket_t *b, park__waiter_t *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        b->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        b->tail = w->prev;
+    w->queued = false;
+}
+
+static bool key_has_waiters(const bucket_t *b, const void *key)
+{
+    for (const park__waiter_t *w = b->head; w; w = w->next)
+        if (w->key == key)
+            return true;
+    return false;
+}
+
+void park__waiter_init(park__waiter_t *w, uintptr_t want)
+{
+    w->next = w->prev = NULL;
+    w->key = NULL;
+    w->queued = false;
+    w->want = want;
+    w->since = 0;
+    w->grant = 0;
+    atomic_init(&w->woken, 0);
+    w->notify = NULL;
+}
+
+/* Spins, then sleeps on w->woken until it is set (true) or the deadline
+ * passes (false). */
+static bool thread_sleep(park__waiter_t *w, park_time_t deadline)
+{
+    for (int i = 0; i < SPIN_WAITER; i++) {
+        /* acquire: pairs with the release store in wake_granted. */
+        if (atomic_load_explicit(&w->woken, memory_order_acquire))
+            return true;
+        park__os_pause();
+    }
+    for (;;) {
+        /* acquire: as above. */
+        if (atomic_load_explicit(&w->woken, memory_order_acquire))
+            return true;
+        /* Any return may be spurious (or an early timeout under fault
+         * injection): only `woken` and the clock are trusted. */
+        park__futex_wait((uint32_t *)&w->woken, 0, deadline);
+        if (deadline != PARK_FOREVER && park_now() >= deadline)
+            return atomic_load_explicit(&w->woken, memory_order_acquire) != 0;
+    }
+}
+
+int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
+               void *ctx, park_time_t deadline)
+{
+    bucket_t *b = bucket_of(key);
+    bucket_lock(b);
+    if (!ops->validate(ctx)) {
+        bucket_unlock(b);
+        return PARK__WAIT_INVALID;
+    }
+    w->key = key;
+    w->queued = true;
+    /* relaxed: published to wakers by the bucket unlock below. */
+    atomic_store_explicit(&w->woken, 0, memory_order_relaxed);
+    if (flags & PARK__WAIT_FRONT)
+        link_front(b, w);
+    else
+        link_back(b, w);
+    bucket_unlock(b);
+
+    if (thread_sleep(w, deadline))
+        return PARK__WAIT_GRANTED;
+    if (park__wait_cancel(key, w, ops->removed, ctx))
+        return PARK__WAIT_TIMEDOUT;
+    /* A waker dequeued us before we could leave: the grant is ours, and its
+     * `woken` store is at most one bucket unlock away. */
+    thread_sleep(w, PARK_FOREVER);
+    return PARK__WAIT_GRANTED;
+}
+
+/* Wakes a chain of dequeued waiters (linked through `next`). The waiter's
+ * memory may be gone as soon as `woken` is set, so everything needed is read
+ * before; the futex wake on a dead address is harmless. */
+static void wake_granted(park__waiter_t *w)
+{
+    while (w) {
+        park__waiter_t *next = w->next;
+        if (w->notify) {
+            w->notify(w);
+        } else {
+            uint32_t *word = (uint32_t *)&w->woken;
+            /* release: pairs with the acquire loads in thread_sleep. */
+            atomic_store_explicit(&w->woken, 1, memory_order_release);
+            park__futex_wake(word, 1);
+        }
+        w = next;
+    }
+}
+
+size_t park__unpark(const void *key, park__select_fn select, park__finish_fn finish, void *ctx)
+{
+    bucket_t *b = bucket_of(key);
+    park__waiter_t *granted = NULL, **granted_tail = &granted;
+    size_t n = 0;
+    bool stopped = false, more = false;
+
+    bucket_lock(b);
+    for (park__waiter_t *w = b->head, *next; w; w = next) {
+        next = w->next;
+        if (w->key != key)
+            continue;
+        if (stopped) {
+            more = true;
+            break;
+        }
+        unsigned verdict = select(ctx, w);
+        if (verdict & PARK__SELECT_GRANT) {
+            unlink_waiter(b, w);
+            w->next = NULL;
+            *granted_tail = w;
+            granted_tail = &w->next;
+            n++;
+        } else {
+            more = true;
+        }
+        if (verdict & PARK__SELECT_STOP)
+            stopped = true;
+    }
+    finish(ctx, more);
+    bucket_unlock(b);
+
+    wake_granted(granted);
+    return n;
+}
+
+bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void *ctx, bool more),
+                       void *ctx)
+{
+    bucket_t *b = bucket_of(key);
+    bucket_lock(b);
+    bool was_queued = w->queued;
+    if (was_queued) {
+        unlink_waiter(b, w);
+        if (removed)
+            removed(ctx, key_has_waiters(b, key));
+    }
+    bucket_unlock(b);
+    return was_queued;
+}
+
+bool park__wait_has_waiters(const void *key)
+{
+    bucket_t *b = bucket_of(key);
+    bucket_lock(b);
+    bool any = key_has_waiters(b, key);
+    bucket_unlock(b);
+    return any;
+}

@@ -1,0 +1,114 @@
+/* lib/wait/wait.h: waiter nodes and wait queues, the one slow-path
+ * mechanism of every park primitive.
+ *
+ * Where the queues live: in a global table of buckets keyed by the
+ * primitive's address (as WebKit's ParkingLot keeps its queues). A
+ * primitive's object therefore holds nothing but its state word(s), and a
+ * releaser that has handed the primitive over never needs the object again:
+ * whatever it must still learn ("is anyone left?") is in the bucket, which
+ * outlives every object.
+ *
+ * A waiter is a node owned by the waiting party: for a thread, on its stack,
+ * parked on the futex word in the node. Each bucket keeps one FIFO list of
+ * the waiters of all keys that hash to it, guarded by the bucket's lock.
+ *
+ * The protocol, for every primitive:
+ *   - park__wait(key, w, ...): with the bucket locked, ops->validate(ctx)
+ *     re-checks the primitive's state word (and typically sets a "waiters"
+ *     bit); only if it returns true is w enqueued. The thread then spins
+ *     briefly and parks until a waker grants it, or its deadline passes.
+ *   - park__unpark(key, select, finish, ctx): with the bucket locked, select
+ *     is shown the key's waiters oldest first and decides which to grant
+ *     (and writes w->grant); finish then stores the primitive's new state,
+ *     knowing whether waiters remain. The granted waiters are woken after
+ *     the bucket lock is released (DESIGN.md rule 4).
+ *   - A waiter whose deadline passes takes itself out of the queue under the
+ *     bucket lock and ops->removed(ctx, more) lets the primitive clear its
+ *     waiters bit. If a waker dequeued it first, the grant stands and the
+ *     wait succeeds: grant beats timeout, nothing is lost (rule 5).
+ *
+ * Extension for asynchronous waiters: a waiter whose `notify` is set is
+ * not woken by futex; `notify(w)` is called instead, after the bucket lock is
+ * released, and park__wait_cancel removes such a waiter with the same
+ * guarantee as a timeout. */
+#ifndef PARK_LIB_WAIT_H
+#define PARK_LIB_WAIT_H
+
+#include <park/time.h>
+#include <stdatomic.h>
+
+typedef struct park__waiter park__waiter_t;
+
+struct park__waiter {
+    /* Guarded by the bucket lock. */
+    park__waiter_t *next;
+    park__waiter_t *prev;
+    const void *key;
+    bool queued;
+    /* Set by the waiting party before it waits; read by select callbacks. */
+    uintptr_t want;        /* what it asks for, primitive-defined */
+    park_time_t since;     /* when its acquisition began (fairness) */
+    /* Written by the waker under the bucket lock before it dequeues the
+     * waiter; read by the waiter once it has seen `woken`. */
+    uintptr_t grant;
+    /* Thread waiters: 0 until granted, then 1 (the futex word). */
+    _Atomic uint32_t woken;
+    /* NULL for a thread waiter; otherwise called instead of the futex wake,
+     * after the bucket lock is released. */
+    void (*notify)(park__waiter_t *w);
+};
+
+/* Makes *w a fresh thread waiter asking for `want`, with since = 0. */
+void park__waiter_init(park__waiter_t *w, uintptr_t want);
+
+/* park__wait outcomes. */
+enum {
+    PARK__WAIT_INVALID,  /* validate returned false: not enqueued */
+    PARK__WAIT_GRANTED,  /* a waker dequeued w; w->grant says what it got */
+    PARK__WAIT_TIMEDOUT, /* the deadline passed; w left the queue ungranted */
+};
+
+/* park__wait flags. */
+#define PARK__WAIT_FRONT 1u /* enqueue ahead of the key's other waiters */
+
+typedef struct park__wait_ops {
+    /* Bucket locked, before enqueueing: true to enqueue and sleep. */
+    bool (*validate)(void *ctx);
+    /* Bucket locked, after a waiter of the key left without a grant
+     * (timeout or cancellation); `more`: other waiters of the key remain. */
+    void (*removed)(void *ctx, bool more);
+} park__wait_ops_t;
+
+/* Enqueues the thread waiter w on key if ops->validate(ctx) agrees, then
+ * parks until granted or until the absolute deadline (PARK_FOREVER: none).
+ * Spurious wake-ups, EINTR and early timeouts from the OS are absorbed
+ * here. Allocates nothing. The grant is read with acquire ordering, pairing
+ * with the waker's release store to `woken`. */
+int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
+               void *ctx, park_time_t deadline);
+
+/* select's verdict on one waiter (bits). */
+#define PARK__SELECT_SKIP 0u  /* leave it queued, look at the next */
+#define PARK__SELECT_GRANT 1u /* dequeue and wake it (select set w->grant) */
+#define PARK__SELECT_STOP 2u  /* look at no further waiter */
+
+typedef unsigned (*park__select_fn)(void *ctx, park__waiter_t *w);
+typedef void (*park__finish_fn)(void *ctx, bool more);
+
+/* With the bucket of key locked: shows select the key's waiters oldest
+ * first, dequeues those it grants, then calls finish(ctx, more) with
+ * `more` = waiters of the key remain. Wakes (or notifies) the granted
+ * waiters after unlocking. Returns how many were granted. */
+size_t park__unpark(const void *key, park__select_fn select, park__finish_fn finish, void *ctx);
+
+/* Takes w out of key's queue if it is still queued: true (then
+ * removed(ctx, more) has run under the bucket lock, and w holds no grant),
+ * false if a waker dequeued it first (the grant stands; a thread waiter
+ * then still has to see `woken`, a notify waiter is or will be notified). */
+bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void *ctx, bool more),
+                       void *ctx);
+
+/* True if any waiter is queued on key right now (takes the bucket lock). */
+bool park__wait_has_waiters(const void *key);
+
+#endif /* PARK_LIB_WAIT_H */
