@@ -1,0 +1,582 @@
+/* tests/unit/mutex_test.c: park_mutex, one behaviour per test.
+ *
+ * Threads are ordered by handshakes. "Thread T is parked" is observed in the
+ * wait queue itself (queued_on counts the waiters of the mutex's key), so no
+ * verdict depends on a sleep; the only timing asserted is that a timed lock
+ * never gives up before its deadline (and, generously, not seconds after). */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <park/park.h>
+
+#include "wait/wait.h"
+
+#include "test.h"
+
+#define MS 1000000u
+#define LATE_NS (2000 * (uint64_t)MS) /* generous bound on lateness */
+#define HANG_NS (30000 * (uint64_t)MS)
+
+/* Polls cond until it holds; fails (instead of hanging) after HANG_NS. */
+#define AWAIT(cond)                                                                                \
+    do {                                                                                           \
+        park_time_t give_up_ = park_deadline_in(HANG_NS);                                          \
+        while (!(cond)) {                                                                          \
+            if (park_now() > give_up_)                                                             \
+                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);                      \
+            test_sleep_ns(50000);                                                                  \
+        }                                                                                          \
+    } while (0)
+
+static unsigned count_waiter(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    ++*(size_t *)ctx;
+    return PARK__SELECT_SKIP;
+}
+
+static void keep_state(void *ctx, bool more)
+{
+    (void)ctx;
+    (void)more;
+}
+
+/* How many waiters are queued on key now. Grants nothing, stores nothing. */
+static size_t queued_on(const void *key)
+{
+    size_t n = 0;
+    park__unpark(key, count_waiter, keep_state, &n);
+    return n;
+}
+
+/* A thread that locks m (lock, or lock_until when timed), reports, and if it
+ * got the mutex holds it until told to let go. */
+struct locker {
+    park_mutex_t *m;
+    bool timed;
+    park_time_t deadline;
+    int result;
+    park_time_t returned_at;
+    atomic_bool done;
+    atomic_bool let_go;
+};
+
+static void *locker_main(void *arg)
+{
+    struct locker *l = arg;
+    if (l->timed) {
+        l->result = park_mutex_lock_until(l->m, l->deadline);
+    } else {
+        park_mutex_lock(l->m);
+        l->result = 0;
+    }
+    l->returned_at = park_now();
+    atomic_store(&l->done, true);
+    if (l->result == 0) {
+        AWAIT(atomic_load(&l->let_go));
+        park_mutex_unlock(l->m);
+    }
+    return NULL;
+}
+
+static test_threads_t *start_locker(struct locker *l)
+{
+    return test_threads_start(1, locker_main, l, sizeof *l);
+}
+
+/* Lets a locker that holds the mutex unlock it, and joins it. */
+static void finish_locker(struct locker *l, test_threads_t *t)
+{
+    atomic_store(&l->let_go, true);
+    test_threads_join(t);
+}
+
+TEST(mutex_size_is_4_to_16_bytes)
+{
+    ASSERT_GE(sizeof(park_mutex_t), 4);
+    ASSERT_LE(sizeof(park_mutex_t), 16);
+}
+
+TEST(mutex_static_initializer_is_unlocked)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    ASSERT_TRUE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_zeroed_memory_is_unlocked)
+{
+    park_mutex_t m;
+    memset(&m, 0, sizeof m);
+    ASSERT_TRUE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_calloc_memory_is_unlocked)
+{
+    park_mutex_t *m = calloc(1, sizeof *m);
+    ASSERT_TRUE(m != NULL);
+    park_mutex_lock(m);
+    ASSERT_FALSE(park_mutex_trylock(m));
+    park_mutex_unlock(m);
+    ASSERT_EQ(park_mutex_destroy(m), 0);
+    free(m);
+}
+
+TEST(mutex_init_makes_any_memory_an_unlocked_mutex)
+{
+    park_mutex_t m;
+    memset(&m, 0xa5, sizeof m);
+    park_mutex_init(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+    ASSERT_TRUE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+
+    park_mutex_lock(&m); /* reuse of memory that held a locked mutex */
+    park_mutex_init(&m);
+    ASSERT_TRUE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_lock_then_unlock_frees_it)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_TRUE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+}
+
+TEST(mutex_trylock_takes_a_free_mutex)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_EQ(park_mutex_destroy(&m), EBUSY);
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_trylock_fails_on_a_held_mutex_and_keeps_it_held)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    park_mutex_t before = m;
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_EQ(memcmp(&m, &before, sizeof m), 0);
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_lock_until_past_deadline_takes_a_free_mutex)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    ASSERT_EQ(park_mutex_lock_until(&m, 0), 0);
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_lock_until(&m, park_now()), 0);
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_lock_until_past_deadline_on_a_held_mutex_times_out_at_once)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    park_time_t start = park_now();
+    ASSERT_EQ(park_mutex_lock_until(&m, 0), ETIMEDOUT);
+    ASSERT_EQ(park_mutex_lock_until(&m, start), ETIMEDOUT);
+    ASSERT_LT(park_now() - start, LATE_NS);
+    ASSERT_EQ(queued_on(&m), 0);
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_lock_until_near_deadline_on_a_held_mutex_times_out_not_before_it)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    /* From just ahead to well ahead, so that neither a check before parking
+     * nor the parked wait may give up early. */
+    static const uint64_t ahead_ns[] = {1000, 50000, 500000, MS, 2 * MS, 5 * MS, 10 * MS};
+    for (size_t i = 0; i < sizeof ahead_ns / sizeof ahead_ns[0]; i++) {
+        park_time_t deadline = park_deadline_in(ahead_ns[i]);
+        ASSERT_EQ(park_mutex_lock_until(&m, deadline), ETIMEDOUT);
+        park_time_t now = park_now();
+        ASSERT_GE(now, deadline);
+        ASSERT_LT(now - deadline, LATE_NS);
+    }
+    /* Still held by us, nobody left queued. */
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_EQ(queued_on(&m), 0);
+    park_mutex_unlock(&m);
+    ASSERT_TRUE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_lock_until_takes_the_mutex_when_unlocked_before_the_deadline)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l = {.m = &m, .timed = true, .deadline = park_deadline_in(HANG_NS)};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(queued_on(&m) == 1);
+    ASSERT_FALSE(atomic_load(&l.done));
+    park_mutex_unlock(&m);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_EQ(l.result, 0);
+    ASSERT_FALSE(park_mutex_trylock(&m)); /* the locker holds it */
+    finish_locker(&l, t);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_lock_until_forever_takes_a_free_mutex)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    ASSERT_EQ(park_mutex_lock_until(&m, PARK_FOREVER), 0);
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+/* Under fault injection the futex reports early timeouts: a wait without a
+ * deadline must absorb them. */
+TEST(mutex_lock_until_forever_waits_for_unlock)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l = {.m = &m, .timed = true, .deadline = PARK_FOREVER};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(queued_on(&m) == 1);
+    test_sleep_ns(20 * MS); /* let faults hit the sleeping waiter */
+    ASSERT_FALSE(atomic_load(&l.done));
+    park_mutex_unlock(&m);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_EQ(l.result, 0);
+    finish_locker(&l, t);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_destroy_of_a_free_mutex_returns_zero)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+    park_mutex_lock(&m);
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_destroy_of_a_held_mutex_is_ebusy_and_keeps_it_usable)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    park_mutex_t before = m;
+    ASSERT_EQ(park_mutex_destroy(&m), EBUSY);
+    ASSERT_EQ(memcmp(&m, &before, sizeof m), 0);
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    park_mutex_lock(&m);
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l = {.m = &m};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(queued_on(&m) == 1);
+    park_mutex_t before = m;
+    ASSERT_EQ(park_mutex_destroy(&m), EBUSY);
+    ASSERT_EQ(memcmp(&m, &before, sizeof m), 0);
+    ASSERT_EQ(queued_on(&m), 1);
+    park_mutex_unlock(&m);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_EQ(park_mutex_destroy(&m), EBUSY); /* now held by the locker */
+    finish_locker(&l, t);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+static void *lock_only(void *arg)
+{
+    park_mutex_lock(arg);
+    return NULL;
+}
+
+static void *unlock_only(void *arg)
+{
+    park_mutex_unlock(arg);
+    return NULL;
+}
+
+TEST(mutex_may_be_unlocked_by_another_thread)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    test_threads_join(test_threads_start(1, lock_only, &m, 0));
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    test_threads_join(test_threads_start(1, unlock_only, &m, 0));
+    park_mutex_lock(&m);
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_unlock_by_another_thread_wakes_a_waiter)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    test_threads_join(test_threads_start(1, lock_only, &m, 0));
+    struct locker l = {.m = &m};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(queued_on(&m) == 1);
+    test_threads_join(test_threads_start(1, unlock_only, &m, 0));
+    AWAIT(atomic_load(&l.done));
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    finish_locker(&l, t);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+TEST(mutex_unlock_wakes_a_blocked_waiter)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l = {.m = &m};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(queued_on(&m) == 1);
+    ASSERT_FALSE(atomic_load(&l.done));
+    park_mutex_unlock(&m);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_EQ(queued_on(&m), 0);
+    ASSERT_FALSE(park_mutex_trylock(&m)); /* the waiter holds it */
+    finish_locker(&l, t);
+    ASSERT_TRUE(park_mutex_trylock(&m));
+    park_mutex_unlock(&m);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+/* Lockers that have the mutex and were not yet told to let go. */
+static int holders(struct locker *l, int n, int *which)
+{
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        if (atomic_load(&l[i].done) && !atomic_load(&l[i].let_go)) {
+            *which = i;
+            count++;
+        }
+    }
+    return count;
+}
+
+TEST(mutex_each_unlock_lets_one_of_several_waiters_in)
+{
+    enum { N = 4 };
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l[N];
+    test_threads_t *t[N];
+    for (int i = 0; i < N; i++) {
+        l[i] = (struct locker){.m = &m};
+        t[i] = start_locker(&l[i]);
+        AWAIT(queued_on(&m) == (size_t)i + 1);
+    }
+    park_mutex_unlock(&m);
+    for (int round = 0; round < N; round++) {
+        int holder = -1;
+        AWAIT(holders(l, N, &holder) > 0);
+        ASSERT_EQ(holders(l, N, &holder), 1);
+        ASSERT_EQ(queued_on(&m), (size_t)(N - 1 - round));
+        ASSERT_FALSE(park_mutex_trylock(&m));
+        finish_locker(&l[holder], t[holder]);
+    }
+    ASSERT_EQ(queued_on(&m), 0);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+/* The timed waiter queues behind a waiter without deadline and gives up. */
+TEST(mutex_lock_until_timing_out_behind_a_waiter_leaves_the_mutex_working)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l = {.m = &m};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(queued_on(&m) == 1);
+    park_time_t deadline = park_deadline_in(10 * MS);
+    ASSERT_EQ(park_mutex_lock_until(&m, deadline), ETIMEDOUT);
+    ASSERT_GE(park_now(), deadline);
+    ASSERT_EQ(queued_on(&m), 1);
+    ASSERT_FALSE(atomic_load(&l.done));
+    park_mutex_unlock(&m);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_EQ(l.result, 0);
+    finish_locker(&l, t);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+/* The timed waiter queues first and gives up while the other is behind it.
+ * Its deadline must outlast queueing the second waiter; if this machine
+ * was too slow for that, the round is repeated with a longer deadline. */
+TEST(mutex_lock_until_timing_out_ahead_of_a_waiter_leaves_the_mutex_working)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    for (uint64_t ns = 50 * MS;; ns *= 2) {
+        struct locker a = {.m = &m, .timed = true, .deadline = park_deadline_in(ns)};
+        struct locker b = {.m = &m};
+        test_threads_t *ta = start_locker(&a);
+        AWAIT(queued_on(&m) == 1 || atomic_load(&a.done));
+        bool both_queued = false;
+        test_threads_t *tb = start_locker(&b);
+        AWAIT((both_queued = queued_on(&m) == 2) || atomic_load(&a.done));
+        AWAIT(atomic_load(&a.done));
+        test_threads_join(ta);
+        ASSERT_EQ(a.result, ETIMEDOUT);
+        ASSERT_GE(a.returned_at, a.deadline);
+        AWAIT(queued_on(&m) == 1); /* b, still waiting */
+        ASSERT_FALSE(atomic_load(&b.done));
+        park_mutex_unlock(&m);
+        AWAIT(atomic_load(&b.done));
+        ASSERT_EQ(b.result, 0);
+        ASSERT_FALSE(park_mutex_trylock(&m));
+        finish_locker(&b, tb);
+        ASSERT_EQ(queued_on(&m), 0);
+        if (both_queued)
+            break;
+        park_mutex_lock(&m);
+    }
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+/* Mutual exclusion oracle: plain increments inside the critical section
+ * would be torn (and reported by TSan) if two threads were inside. */
+struct excl {
+    park_mutex_t m;
+    long counter;
+    long entries;
+};
+
+static void *exclusion_main(void *arg)
+{
+    struct excl *e = arg;
+    for (int i = 0; i < 3000; i++) {
+        switch (i % 3) {
+        case 0:
+            park_mutex_lock(&e->m);
+            break;
+        case 1:
+            while (!park_mutex_trylock(&e->m)) {
+            }
+            break;
+        default:
+            while (park_mutex_lock_until(&e->m, park_deadline_in(100000)) != 0) {
+            }
+            break;
+        }
+        for (int k = 0; k < 10; k++)
+            e->counter++;
+        if (e->counter != 10)
+            test_fail(__FILE__, __LINE__, "two holders inside: counter %ld", e->counter);
+        e->counter -= 10;
+        e->entries++;
+        park_mutex_unlock(&e->m);
+    }
+    return NULL;
+}
+
+TEST(mutex_admits_one_holder_at_a_time)
+{
+    enum { THREADS = 4 };
+    struct excl e = {PARK_MUTEX_INIT, 0, 0};
+    test_threads_t *t = test_threads_start(THREADS, exclusion_main, &e, 0);
+    test_threads_join(t);
+    ASSERT_EQ(e.counter, 0);
+    ASSERT_EQ(e.entries, THREADS * 3000);
+    ASSERT_EQ(park_mutex_destroy(&e.m), 0);
+}
+
+#ifdef PARK_DEBUG
+static park_mutex_t never_locked = PARK_MUTEX_INIT;
+
+/* The child unlocks a mutex nobody locked; it must die of SIGABRT and say
+ * which call was misused. */
+TEST(mutex_unlock_of_an_unlocked_mutex_aborts_with_a_message)
+{
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        park_mutex_unlock(&never_locked);
+        _exit(0);
+    }
+    close(fds[1]);
+    char msg[4096];
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], msg + len, sizeof msg - 1 - len);
+        if (r > 0)
+            len += (size_t)r;
+        else if (r == 0 || errno != EINTR || len == sizeof msg - 1)
+            break;
+    }
+    msg[len] = '\0';
+    close(fds[0]);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+        test_fail(__FILE__, __LINE__, "child was not killed by SIGABRT (status %#x), stderr: %s",
+                  status, msg);
+    if (!strstr(msg, "park_mutex_unlock"))
+        test_fail(__FILE__, __LINE__, "message does not name park_mutex_unlock: \"%s\"", msg);
+}
+#endif
+
+static const test_case_t tests[] = {
+    TEST_ENTRY(mutex_size_is_4_to_16_bytes),
+    TEST_ENTRY(mutex_static_initializer_is_unlocked),
+    TEST_ENTRY(mutex_zeroed_memory_is_unlocked),
+    TEST_ENTRY(mutex_calloc_memory_is_unlocked),
+    TEST_ENTRY(mutex_init_makes_any_memory_an_unlocked_mutex),
+    TEST_ENTRY(mutex_lock_then_unlock_frees_it),
+    TEST_ENTRY(mutex_trylock_takes_a_free_mutex),
+    TEST_ENTRY(mutex_trylock_fails_on_a_held_mutex_and_keeps_it_held),
+    TEST_ENTRY(mutex_lock_until_past_deadline_takes_a_free_mutex),
+    TEST_ENTRY(mutex_lock_until_past_deadline_on_a_held_mutex_times_out_at_once),
+    TEST_ENTRY(mutex_lock_until_near_deadline_on_a_held_mutex_times_out_not_before_it),
+    TEST_ENTRY(mutex_lock_until_takes_the_mutex_when_unlocked_before_the_deadline),
+    TEST_ENTRY(mutex_lock_until_forever_takes_a_free_mutex),
+    TEST_ENTRY(mutex_lock_until_forever_waits_for_unlock),
+    TEST_ENTRY(mutex_destroy_of_a_free_mutex_returns_zero),
+    TEST_ENTRY(mutex_destroy_of_a_held_mutex_is_ebusy_and_keeps_it_usable),
+    TEST_ENTRY(mutex_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
+    TEST_ENTRY(mutex_may_be_unlocked_by_another_thread),
+    TEST_ENTRY(mutex_unlock_by_another_thread_wakes_a_waiter),
+    TEST_ENTRY(mutex_unlock_wakes_a_blocked_waiter),
+    TEST_ENTRY(mutex_each_unlock_lets_one_of_several_waiters_in),
+    TEST_ENTRY(mutex_lock_until_timing_out_behind_a_waiter_leaves_the_mutex_working),
+    TEST_ENTRY(mutex_lock_until_timing_out_ahead_of_a_waiter_leaves_the_mutex_working),
+    TEST_ENTRY(mutex_admits_one_holder_at_a_time),
+#ifdef PARK_DEBUG
+    TEST_ENTRY(mutex_unlock_of_an_unlocked_mutex_aborts_with_a_message),
+#endif
+};
+
+int main(int argc, char **argv)
+{
+    return TEST_MAIN(argc, argv, tests);
+}

@@ -1,0 +1,630 @@
+/* tests/unit/sem_test.c: park_sem, one behaviour per test.
+ *
+ * Threads are ordered by handshakes. "Thread T is parked" is observed in the
+ * wait queue itself (queued_on counts the waiters of the semaphore's key),
+ * so waiters are queued in a known order and no verdict depends on a sleep;
+ * the only timing asserted is that a timed acquire never gives up before
+ * its deadline (and, generously, not seconds after). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <park/park.h>
+
+#include "wait/wait.h"
+
+#include "test.h"
+
+#define MS 1000000u
+#define LATE_NS (2000 * (uint64_t)MS) /* generous bound on lateness */
+#define HANG_NS (30000 * (uint64_t)MS)
+
+/* Polls cond until it holds; fails (instead of hanging) after HANG_NS. */
+#define AWAIT(cond)                                                                                \
+    do {                                                                                           \
+        park_time_t give_up_ = park_deadline_in(HANG_NS);                                          \
+        while (!(cond)) {                                                                          \
+            if (park_now() > give_up_)                                                             \
+                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);                      \
+            test_sleep_ns(50000);                                                                  \
+        }                                                                                          \
+    } while (0)
+
+static unsigned count_waiter(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    ++*(size_t *)ctx;
+    return PARK__SELECT_SKIP;
+}
+
+static void keep_state(void *ctx, bool more)
+{
+    (void)ctx;
+    (void)more;
+}
+
+/* How many waiters are queued on key now. Grants nothing, stores nothing. */
+static size_t queued_on(const void *key)
+{
+    size_t n = 0;
+    park__unpark(key, count_waiter, keep_state, &n);
+    return n;
+}
+
+/* A thread that takes one permit (acquire, or acquire_until when timed). */
+struct acquirer {
+    park_sem_t *s;
+    bool timed;
+    park_time_t deadline;
+    atomic_int *returned; /* optional: counts acquirers that returned */
+    int result;
+    park_time_t returned_at;
+    atomic_bool done;
+};
+
+static void *acquirer_main(void *arg)
+{
+    struct acquirer *a = arg;
+    if (a->timed) {
+        a->result = park_sem_acquire_until(a->s, a->deadline);
+    } else {
+        park_sem_acquire(a->s);
+        a->result = 0;
+    }
+    a->returned_at = park_now();
+    atomic_store(&a->done, true);
+    if (a->returned)
+        atomic_fetch_add(a->returned, 1);
+    return NULL;
+}
+
+static test_threads_t *start_acquirer(struct acquirer *a)
+{
+    return test_threads_start(1, acquirer_main, a, sizeof *a);
+}
+
+/* Starts n blocking acquirers one at a time, each queued before the next
+ * starts, so a[0] is the oldest waiter. */
+static void queue_acquirers(park_sem_t *s, struct acquirer *a, test_threads_t **t, int n,
+                            atomic_int *returned)
+{
+    size_t base = queued_on(s);
+    for (int i = 0; i < n; i++) {
+        a[i] = (struct acquirer){.s = s, .returned = returned};
+        t[i] = start_acquirer(&a[i]);
+        AWAIT(queued_on(s) == base + (size_t)i + 1);
+    }
+}
+
+static void join_all(test_threads_t **t, int n)
+{
+    for (int i = 0; i < n; i++)
+        test_threads_join(t[i]);
+}
+
+TEST(sem_size_is_at_most_32_bytes)
+{
+    ASSERT_LE(sizeof(park_sem_t), 32);
+}
+
+TEST(sem_static_initializer_sets_count_and_max)
+{
+    park_sem_t s = PARK_SEM_INIT(2, 3);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_sem_count(&s), 3);
+    ASSERT_EQ(park_sem_release(&s, 1), EOVERFLOW);
+    ASSERT_EQ(park_sem_count(&s), 3);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+TEST(sem_init_sets_count_and_max)
+{
+    park_sem_t s;
+    memset(&s, 0xa5, sizeof s);
+    ASSERT_EQ(park_sem_init(&s, 1, 4), 0);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    ASSERT_EQ(park_sem_release(&s, 3), 0);
+    ASSERT_EQ(park_sem_count(&s), 4);
+    ASSERT_EQ(park_sem_release(&s, 1), EOVERFLOW);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+TEST(sem_init_accepts_zero_initial_and_initial_equal_to_max)
+{
+    park_sem_t s;
+    ASSERT_EQ(park_sem_init(&s, 0, 1), 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_init(&s, 5, 5), 0);
+    ASSERT_EQ(park_sem_count(&s), 5);
+    ASSERT_EQ(park_sem_release(&s, 1), EOVERFLOW);
+}
+
+/* The largest count must not spill into the state word's other bits. */
+TEST(sem_init_accepts_value_max)
+{
+    park_sem_t s;
+    ASSERT_EQ(park_sem_init(&s, PARK_SEM_VALUE_MAX, PARK_SEM_VALUE_MAX), 0);
+    ASSERT_EQ(park_sem_count(&s), PARK_SEM_VALUE_MAX);
+    ASSERT_EQ(park_sem_release(&s, 1), EOVERFLOW);
+    ASSERT_TRUE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_count(&s), PARK_SEM_VALUE_MAX - 1);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+
+    ASSERT_EQ(park_sem_init(&s, 0, PARK_SEM_VALUE_MAX), 0);
+    ASSERT_EQ(park_sem_release(&s, PARK_SEM_VALUE_MAX), 0);
+    ASSERT_EQ(park_sem_count(&s), PARK_SEM_VALUE_MAX);
+    ASSERT_TRUE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+static void assert_init_rejected(uint32_t initial, uint32_t max)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 3);
+    park_sem_t before = s;
+    ASSERT_EQ(park_sem_init(&s, initial, max), EINVAL);
+    ASSERT_EQ(memcmp(&s, &before, sizeof s), 0);
+    ASSERT_EQ(park_sem_count(&s), 1);
+}
+
+TEST(sem_init_with_max_zero_is_einval_and_changes_nothing)
+{
+    assert_init_rejected(0, 0);
+}
+
+TEST(sem_init_with_initial_above_max_is_einval_and_changes_nothing)
+{
+    assert_init_rejected(3, 2);
+    assert_init_rejected(PARK_SEM_VALUE_MAX, 1);
+    assert_init_rejected(UINT32_MAX, PARK_SEM_VALUE_MAX);
+}
+
+TEST(sem_init_with_max_above_value_max_is_einval_and_changes_nothing)
+{
+    assert_init_rejected(0, PARK_SEM_VALUE_MAX + 1u);
+    assert_init_rejected(1, UINT32_MAX);
+    assert_init_rejected(UINT32_MAX, UINT32_MAX);
+}
+
+TEST(sem_try_acquire_takes_permits_until_none_remain)
+{
+    park_sem_t s = PARK_SEM_INIT(3, 3);
+    for (uint32_t left = 3; left > 0; left--) {
+        ASSERT_EQ(park_sem_count(&s), left);
+        ASSERT_TRUE(park_sem_try_acquire(&s));
+    }
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_acquire_takes_a_free_permit)
+{
+    park_sem_t s = PARK_SEM_INIT(2, 2);
+    park_sem_acquire(&s);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    park_sem_acquire(&s);
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_acquire_until_past_deadline_takes_a_free_permit)
+{
+    park_sem_t s = PARK_SEM_INIT(2, 2);
+    ASSERT_EQ(park_sem_acquire_until(&s, 0), 0);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    ASSERT_EQ(park_sem_acquire_until(&s, park_now()), 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_acquire_until_past_deadline_on_an_empty_sem_times_out_and_keeps_count)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 2);
+    park_time_t start = park_now();
+    ASSERT_EQ(park_sem_acquire_until(&s, 0), ETIMEDOUT);
+    ASSERT_EQ(park_sem_acquire_until(&s, start), ETIMEDOUT);
+    ASSERT_LT(park_now() - start, LATE_NS);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(queued_on(&s), 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+    /* Nothing is left behind: a release goes to the count. */
+    ASSERT_EQ(park_sem_release(&s, 2), 0);
+    ASSERT_EQ(park_sem_count(&s), 2);
+}
+
+TEST(sem_acquire_until_near_deadline_times_out_not_before_it)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 1);
+    /* From just ahead to well ahead, so that neither a check before parking
+     * nor the parked wait may give up early. */
+    static const uint64_t ahead_ns[] = {1000, 50000, 500000, MS, 2 * MS, 5 * MS, 10 * MS};
+    for (size_t i = 0; i < sizeof ahead_ns / sizeof ahead_ns[0]; i++) {
+        park_time_t deadline = park_deadline_in(ahead_ns[i]);
+        ASSERT_EQ(park_sem_acquire_until(&s, deadline), ETIMEDOUT);
+        park_time_t now = park_now();
+        ASSERT_GE(now, deadline);
+        ASSERT_LT(now - deadline, LATE_NS);
+        ASSERT_EQ(park_sem_count(&s), 0);
+        ASSERT_EQ(queued_on(&s), 0);
+    }
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_sem_count(&s), 1);
+}
+
+TEST(sem_acquire_until_takes_a_permit_released_before_the_deadline)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 1);
+    struct acquirer a = {.s = &s, .timed = true, .deadline = park_deadline_in(HANG_NS)};
+    test_threads_t *t = start_acquirer(&a);
+    AWAIT(queued_on(&s) == 1);
+    ASSERT_FALSE(atomic_load(&a.done));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    test_threads_join(t);
+    ASSERT_EQ(a.result, 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+TEST(sem_acquire_until_forever_takes_a_free_permit)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 1);
+    ASSERT_EQ(park_sem_acquire_until(&s, PARK_FOREVER), 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+/* Under fault injection the futex reports early timeouts: a wait without a
+ * deadline must absorb them. */
+TEST(sem_acquire_until_forever_waits_for_a_release)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 1);
+    struct acquirer a = {.s = &s, .timed = true, .deadline = PARK_FOREVER};
+    test_threads_t *t = start_acquirer(&a);
+    AWAIT(queued_on(&s) == 1);
+    test_sleep_ns(20 * MS); /* let faults hit the sleeping waiter */
+    ASSERT_FALSE(atomic_load(&a.done));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    test_threads_join(t);
+    ASSERT_EQ(a.result, 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_release_zero_is_einval_and_keeps_count)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 3);
+    ASSERT_EQ(park_sem_release(&s, 0), EINVAL);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    park_sem_t full = PARK_SEM_INIT(3, 3);
+    ASSERT_EQ(park_sem_release(&full, 0), EINVAL);
+    ASSERT_EQ(park_sem_count(&full), 3);
+}
+
+TEST(sem_release_zero_with_waiters_is_einval_and_grants_nothing)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 3);
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    ASSERT_EQ(park_sem_release(&s, 0), EINVAL);
+    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_FALSE(atomic_load(&a[0].done));
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    join_all(t, 1);
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_release_beyond_max_fails_and_keeps_count)
+{
+    park_sem_t s = PARK_SEM_INIT(2, 3);
+    ASSERT_EQ(park_sem_release(&s, 2), EOVERFLOW);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park_sem_release(&s, UINT32_MAX), EOVERFLOW);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park_sem_release(&s, PARK_SEM_VALUE_MAX + 1u), EOVERFLOW);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_sem_count(&s), 3);
+    ASSERT_EQ(park_sem_release(&s, 1), EOVERFLOW);
+    ASSERT_EQ(park_sem_count(&s), 3);
+}
+
+/* With waiters queued the count is 0, so beyond max means n > max. */
+TEST(sem_release_beyond_max_with_waiters_fails_and_grants_nothing)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 2);
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    ASSERT_EQ(park_sem_release(&s, 3), EOVERFLOW);
+    ASSERT_EQ(park_sem_release(&s, UINT32_MAX), EOVERFLOW);
+    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_FALSE(atomic_load(&a[0].done));
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 2), 0); /* one to the waiter, one to the count */
+    join_all(t, 1);
+    ASSERT_EQ(park_sem_count(&s), 1);
+}
+
+TEST(sem_release_n_wakes_exactly_n_of_m_waiters)
+{
+    enum { M = 5, N = 2 };
+    park_sem_t s = PARK_SEM_INIT(0, M);
+    atomic_int returned = 0;
+    struct acquirer a[M];
+    test_threads_t *t[M];
+    queue_acquirers(&s, a, t, M, &returned);
+    ASSERT_EQ(park_sem_release(&s, N), 0);
+    AWAIT(atomic_load(&returned) >= N);
+    test_sleep_ns(20 * MS); /* give a wrongly woken extra waiter time to show */
+    ASSERT_EQ(atomic_load(&returned), N);
+    ASSERT_EQ(queued_on(&s), M - N);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, M - N), 0);
+    join_all(t, M);
+    ASSERT_EQ(atomic_load(&returned), M);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+TEST(sem_release_beyond_the_waiters_grants_all_and_counts_the_rest)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 5);
+    struct acquirer a[2];
+    test_threads_t *t[2];
+    queue_acquirers(&s, a, t, 2, NULL);
+    ASSERT_EQ(park_sem_release(&s, 5), 0);
+    join_all(t, 2);
+    ASSERT_EQ(queued_on(&s), 0);
+    ASSERT_EQ(park_sem_count(&s), 3);
+    ASSERT_EQ(park_sem_release(&s, 2), 0);
+    ASSERT_EQ(park_sem_release(&s, 1), EOVERFLOW);
+    ASSERT_EQ(park_sem_count(&s), 5);
+}
+
+TEST(sem_waiters_are_granted_in_arrival_order)
+{
+    enum { N = 5 };
+    park_sem_t s = PARK_SEM_INIT(0, N);
+    atomic_int returned = 0;
+    struct acquirer a[N];
+    test_threads_t *t[N];
+    queue_acquirers(&s, a, t, N, &returned);
+    for (int next = 0; next < N; next++) {
+        ASSERT_EQ(park_sem_release(&s, 1), 0);
+        AWAIT(atomic_load(&returned) == next + 1);
+        for (int i = 0; i < N; i++)
+            ASSERT_EQ(atomic_load(&a[i].done), i <= next);
+    }
+    join_all(t, N);
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_try_acquire_fails_while_waiters_are_queued)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 3);
+    atomic_int returned = 0;
+    struct acquirer a[2];
+    test_threads_t *t[2];
+    queue_acquirers(&s, a, t, 2, &returned);
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    /* The permit goes to the head of the queue, not to the count. */
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_count(&s), 0);
+    AWAIT(atomic_load(&a[0].done));
+    /* Also with the last waiter: its permit is not up for grabs either. */
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_count(&s), 0);
+    join_all(t, 2);
+    ASSERT_EQ(atomic_load(&returned), 2);
+}
+
+TEST(sem_acquire_until_does_not_take_a_permit_handed_to_a_waiter)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 3);
+    struct acquirer a[2];
+    test_threads_t *t[2];
+    queue_acquirers(&s, a, t, 2, NULL);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_sem_acquire_until(&s, 0), ETIMEDOUT);
+    ASSERT_EQ(park_sem_acquire_until(&s, park_deadline_in(2 * MS)), ETIMEDOUT);
+    AWAIT(atomic_load(&a[0].done));
+    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_FALSE(atomic_load(&a[1].done));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    join_all(t, 2);
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_destroy_without_waiters_returns_zero)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 2);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+    park_sem_t t = PARK_SEM_INIT(2, 2);
+    ASSERT_TRUE(park_sem_try_acquire(&t));
+    ASSERT_EQ(park_sem_destroy(&t), 0);
+}
+
+TEST(sem_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 2);
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    park_sem_t before = s;
+    ASSERT_EQ(park_sem_destroy(&s), EBUSY);
+    ASSERT_EQ(memcmp(&s, &before, sizeof s), 0);
+    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    join_all(t, 1);
+    ASSERT_EQ(a[0].result, 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+TEST(sem_count_reports_free_permits)
+{
+    park_sem_t s = PARK_SEM_INIT(3, 10);
+    ASSERT_EQ(park_sem_count(&s), 3);
+    park_sem_acquire(&s);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park_sem_release(&s, 5), 0);
+    ASSERT_EQ(park_sem_count(&s), 7);
+    while (park_sem_try_acquire(&s)) {
+    }
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_count_is_zero_while_waiters_are_queued)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    struct acquirer a[2];
+    test_threads_t *t[2];
+    queue_acquirers(&s, a, t, 2, NULL);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 3), 0);
+    join_all(t, 2);
+    ASSERT_EQ(park_sem_count(&s), 2);
+}
+
+/* The timed waiter queues behind a waiter without deadline and gives up. */
+TEST(sem_timed_out_waiter_behind_another_leaves_it_and_the_count_intact)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 2);
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    park_time_t deadline = park_deadline_in(10 * MS);
+    ASSERT_EQ(park_sem_acquire_until(&s, deadline), ETIMEDOUT);
+    ASSERT_GE(park_now(), deadline);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_FALSE(atomic_load(&a[0].done));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    join_all(t, 1);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 2), 0);
+    ASSERT_EQ(park_sem_count(&s), 2);
+}
+
+/* The timed waiter queues first and gives up while the other is behind it.
+ * Its deadline must outlast queueing the second waiter; if this machine
+ * was too slow for that, the round is repeated with a longer deadline. */
+TEST(sem_timed_out_waiter_ahead_of_another_leaves_it_and_the_count_intact)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 2);
+    for (uint64_t ns = 50 * MS;; ns *= 2) {
+        struct acquirer a = {.s = &s, .timed = true, .deadline = park_deadline_in(ns)};
+        struct acquirer b = {.s = &s};
+        test_threads_t *ta = start_acquirer(&a);
+        AWAIT(queued_on(&s) == 1 || atomic_load(&a.done));
+        bool both_queued = false;
+        test_threads_t *tb = start_acquirer(&b);
+        AWAIT((both_queued = queued_on(&s) == 2) || atomic_load(&a.done));
+        test_threads_join(ta);
+        ASSERT_EQ(a.result, ETIMEDOUT);
+        ASSERT_GE(a.returned_at, a.deadline);
+        AWAIT(queued_on(&s) == 1); /* b, still waiting */
+        ASSERT_FALSE(atomic_load(&b.done));
+        ASSERT_EQ(park_sem_count(&s), 0);
+        ASSERT_EQ(park_sem_release(&s, 1), 0);
+        test_threads_join(tb);
+        ASSERT_EQ(b.result, 0);
+        ASSERT_EQ(park_sem_count(&s), 0);
+        ASSERT_EQ(queued_on(&s), 0);
+        if (both_queued)
+            break;
+    }
+    ASSERT_EQ(park_sem_release(&s, 2), 0);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+/* Permit oracle: never more holders inside than permits, none lost. */
+struct permits {
+    park_sem_t s;
+    atomic_int inside;
+    atomic_int worst;
+};
+
+static void *permits_main(void *arg)
+{
+    struct permits *p = arg;
+    for (int i = 0; i < 3000; i++) {
+        switch (i % 3) {
+        case 0:
+            park_sem_acquire(&p->s);
+            break;
+        case 1:
+            while (!park_sem_try_acquire(&p->s)) {
+            }
+            break;
+        default:
+            while (park_sem_acquire_until(&p->s, park_deadline_in(100000)) != 0) {
+            }
+            break;
+        }
+        int in = atomic_fetch_add(&p->inside, 1) + 1;
+        int worst = atomic_load(&p->worst);
+        while (in > worst && !atomic_compare_exchange_weak(&p->worst, &worst, in)) {
+        }
+        atomic_fetch_sub(&p->inside, 1);
+        if (park_sem_release(&p->s, 1) != 0)
+            test_fail(__FILE__, __LINE__, "release of a held permit failed");
+    }
+    return NULL;
+}
+
+TEST(sem_never_admits_more_holders_than_permits)
+{
+    struct permits p = {PARK_SEM_INIT(2, 2), 0, 0};
+    test_threads_join(test_threads_start(4, permits_main, &p, 0));
+    ASSERT_LE(atomic_load(&p.worst), 2);
+    ASSERT_GE(atomic_load(&p.worst), 1);
+    ASSERT_EQ(park_sem_count(&p.s), 2);
+    ASSERT_EQ(park_sem_destroy(&p.s), 0);
+}
+
+static const test_case_t tests[] = {
+    TEST_ENTRY(sem_size_is_at_most_32_bytes),
+    TEST_ENTRY(sem_static_initializer_sets_count_and_max),
+    TEST_ENTRY(sem_init_sets_count_and_max),
+    TEST_ENTRY(sem_init_accepts_zero_initial_and_initial_equal_to_max),
+    TEST_ENTRY(sem_init_accepts_value_max),
+    TEST_ENTRY(sem_init_with_max_zero_is_einval_and_changes_nothing),
+    TEST_ENTRY(sem_init_with_initial_above_max_is_einval_and_changes_nothing),
+    TEST_ENTRY(sem_init_with_max_above_value_max_is_einval_and_changes_nothing),
+    TEST_ENTRY(sem_try_acquire_takes_permits_until_none_remain),
+    TEST_ENTRY(sem_acquire_takes_a_free_permit),
+    TEST_ENTRY(sem_acquire_until_past_deadline_takes_a_free_permit),
+    TEST_ENTRY(sem_acquire_until_past_deadline_on_an_empty_sem_times_out_and_keeps_count),
+    TEST_ENTRY(sem_acquire_until_near_deadline_times_out_not_before_it),
+    TEST_ENTRY(sem_acquire_until_takes_a_permit_released_before_the_deadline),
+    TEST_ENTRY(sem_acquire_until_forever_takes_a_free_permit),
+    TEST_ENTRY(sem_acquire_until_forever_waits_for_a_release),
+    TEST_ENTRY(sem_release_zero_is_einval_and_keeps_count),
+    TEST_ENTRY(sem_release_zero_with_waiters_is_einval_and_grants_nothing),
+    TEST_ENTRY(sem_release_beyond_max_fails_and_keeps_count),
+    TEST_ENTRY(sem_release_beyond_max_with_waiters_fails_and_grants_nothing),
+    TEST_ENTRY(sem_release_n_wakes_exactly_n_of_m_waiters),
+    TEST_ENTRY(sem_release_beyond_the_waiters_grants_all_and_counts_the_rest),
+    TEST_ENTRY(sem_waiters_are_granted_in_arrival_order),
+    TEST_ENTRY(sem_try_acquire_fails_while_waiters_are_queued),
+    TEST_ENTRY(sem_acquire_until_does_not_take_a_permit_handed_to_a_waiter),
+    TEST_ENTRY(sem_destroy_without_waiters_returns_zero),
+    TEST_ENTRY(sem_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
+    TEST_ENTRY(sem_count_reports_free_permits),
+    TEST_ENTRY(sem_count_is_zero_while_waiters_are_queued),
+    TEST_ENTRY(sem_timed_out_waiter_behind_another_leaves_it_and_the_count_intact),
+    TEST_ENTRY(sem_timed_out_waiter_ahead_of_another_leaves_it_and_the_count_intact),
+    TEST_ENTRY(sem_never_admits_more_holders_than_permits),
+};
+
+int main(int argc, char **argv)
+{
+    return TEST_MAIN(argc, argv, tests);
+}

@@ -1,0 +1,648 @@
+/* tests/unit/wait_test.c: lib/wait, white-box.
+ *
+ * Waiters are threads parked in park__wait on plain keys; their ops count
+ * calls, so "waiter i is queued" is observed (validate returned true under
+ * the bucket lock, hence the enqueue is visible to the next bucket-lock
+ * holder) and waiters queue in a known order without sleeps. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <park/time.h>
+
+#include "os/os.h"
+#include "wait/wait.h"
+
+#include "test.h"
+
+#define MS 1000000u
+#define HANG_NS (30000 * (uint64_t)MS)
+
+/* Polls cond until it holds; fails (instead of hanging) after HANG_NS. */
+#define AWAIT(cond)                                                                                \
+    do {                                                                                           \
+        park_time_t give_up_ = park_deadline_in(HANG_NS);                                          \
+        while (!(cond)) {                                                                          \
+            if (park_now() > give_up_)                                                             \
+                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);                      \
+            test_sleep_ns(50000);                                                                  \
+        }                                                                                          \
+    } while (0)
+
+/* The ops' context: what validate answers, and what the callbacks saw. */
+struct ops_ctx {
+    atomic_bool invalid;
+    atomic_int validations;
+    atomic_int removals;
+    atomic_int last_more; /* removed's `more` of the last removal; -1: none */
+};
+
+static bool ctx_validate(void *ctx)
+{
+    struct ops_ctx *c = ctx;
+    atomic_fetch_add(&c->validations, 1);
+    return !atomic_load(&c->invalid);
+}
+
+static void ctx_removed(void *ctx, bool more)
+{
+    struct ops_ctx *c = ctx;
+    atomic_store(&c->last_more, more);
+    atomic_fetch_add(&c->removals, 1);
+}
+
+static const park__wait_ops_t ctx_ops = {ctx_validate, ctx_removed};
+
+#define OPS_CTX_INIT                                                                               \
+    {                                                                                              \
+        false, 0, 0, -1                                                                            \
+    }
+
+/* A thread parked in park__wait(key, &w, flags, ...) until deadline. */
+struct waiter {
+    const void *key;
+    uintptr_t want;
+    unsigned flags;
+    park_time_t deadline;
+    struct ops_ctx *ctx;
+    void (*notify)(park__waiter_t *w);
+    park__waiter_t w;
+    int result;
+    park_time_t returned_at;
+    atomic_bool done;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *wt = arg;
+    park__waiter_init(&wt->w, wt->want);
+    wt->w.notify = wt->notify;
+    wt->result = park__wait(wt->key, &wt->w, wt->flags, &ctx_ops, wt->ctx, wt->deadline);
+    wt->returned_at = park_now();
+    atomic_store(&wt->done, true);
+    return NULL;
+}
+
+/* Starts a waiter and returns once it is queued. */
+static test_threads_t *enqueue(struct waiter *wt)
+{
+    int before = atomic_load(&wt->ctx->validations);
+    test_threads_t *t = test_threads_start(1, waiter_main, wt, sizeof *wt);
+    AWAIT(atomic_load(&wt->ctx->validations) == before + 1);
+    return t;
+}
+
+static struct waiter waiter_on(const void *key, uintptr_t want, struct ops_ctx *ctx)
+{
+    return (struct waiter){.key = key, .want = want, .deadline = PARK_FOREVER, .ctx = ctx};
+}
+
+/* What one park__unpark call showed its callbacks. */
+struct unpark_log {
+    park__waiter_t *seen[16];
+    uintptr_t wants[16];
+    size_t nseen;
+    int finishes;
+    bool more;
+    size_t seen_at_finish;
+    park__waiter_t *target; /* select_target grants this one */
+};
+
+static void log_seen(struct unpark_log *log, park__waiter_t *w)
+{
+    if (log->nseen == 16)
+        test_fail(__FILE__, __LINE__, "select called too often");
+    log->wants[log->nseen] = w->want;
+    log->seen[log->nseen++] = w;
+}
+
+static unsigned select_skip(void *ctx, park__waiter_t *w)
+{
+    log_seen(ctx, w);
+    return PARK__SELECT_SKIP;
+}
+
+static unsigned select_stop(void *ctx, park__waiter_t *w)
+{
+    log_seen(ctx, w);
+    return PARK__SELECT_STOP;
+}
+
+/* Grants, with grant = want + 100 so the waiter can tell it was this one. */
+static unsigned select_grant_all(void *ctx, park__waiter_t *w)
+{
+    log_seen(ctx, w);
+    w->grant = w->want + 100;
+    return PARK__SELECT_GRANT;
+}
+
+static unsigned select_grant_first(void *ctx, park__waiter_t *w)
+{
+    log_seen(ctx, w);
+    w->grant = w->want + 100;
+    return PARK__SELECT_GRANT | PARK__SELECT_STOP;
+}
+
+static unsigned select_target(void *ctx, park__waiter_t *w)
+{
+    struct unpark_log *log = ctx;
+    log_seen(log, w);
+    if (w != log->target)
+        return PARK__SELECT_SKIP;
+    w->grant = w->want + 100;
+    return PARK__SELECT_GRANT;
+}
+
+static unsigned select_never(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    (void)w;
+    test_fail(__FILE__, __LINE__, "select shown a waiter of another key");
+}
+
+static void log_finish(void *ctx, bool more)
+{
+    struct unpark_log *log = ctx;
+    log->finishes++;
+    log->more = more;
+    log->seen_at_finish = log->nseen;
+}
+
+/* The waiters queued on key, oldest first (via a select that skips all). */
+static size_t queued_on(const void *key, struct unpark_log *log)
+{
+    memset(log, 0, sizeof *log);
+    ASSERT_EQ(park__unpark(key, select_skip, log_finish, log), 0);
+    return log->nseen;
+}
+
+static void assert_granted(struct waiter *wt, test_threads_t *t)
+{
+    test_threads_join(t);
+    ASSERT_EQ(wt->result, PARK__WAIT_GRANTED);
+    ASSERT_EQ(wt->w.grant, wt->want + 100);
+    ASSERT_FALSE(wt->w.queued);
+}
+
+/* Distinct keys, 4 bytes apart (the table hashes addresses >> 2). */
+static uint32_t keys[2048];
+
+TEST(wait_validate_false_returns_invalid_without_enqueueing)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    atomic_store(&ctx.invalid, true);
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    /* A deadline, so that a wrong enqueue shows as TIMEDOUT, not a hang. */
+    ASSERT_EQ(park__wait(&keys[0], &w, 0, &ctx_ops, &ctx, park_deadline_in(5 * MS)),
+              PARK__WAIT_INVALID);
+    ASSERT_EQ(atomic_load(&ctx.validations), 1);
+    ASSERT_EQ(atomic_load(&ctx.removals), 0);
+    ASSERT_FALSE(w.queued);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[0]));
+    struct unpark_log log;
+    ASSERT_EQ(queued_on(&keys[0], &log), 0);
+}
+
+TEST(wait_has_waiters_tells_whether_a_key_has_queued_waiters)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    ASSERT_FALSE(park__wait_has_waiters(&keys[0]));
+    struct waiter a = waiter_on(&keys[0], 1, &ctx);
+    test_threads_t *t = enqueue(&a);
+    ASSERT_TRUE(park__wait_has_waiters(&keys[0]));
+    ASSERT_FALSE(park__wait_has_waiters(&keys[1]));
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 1);
+    assert_granted(&a, t);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[0]));
+}
+
+TEST(wait_unpark_shows_waiters_oldest_first)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[3];
+    test_threads_t *t[3];
+    for (int i = 0; i < 3; i++) {
+        wt[i] = waiter_on(&keys[0], (uintptr_t)i, &ctx);
+        t[i] = enqueue(&wt[i]);
+    }
+    struct unpark_log log;
+    ASSERT_EQ(queued_on(&keys[0], &log), 3);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_TRUE(log.seen[i] == &wt[i].w);
+        ASSERT_EQ(log.wants[i], i);
+    }
+    ASSERT_EQ(log.finishes, 1);
+    ASSERT_EQ(log.seen_at_finish, 3);
+    ASSERT_TRUE(log.more);
+    for (int i = 0; i < 3; i++)
+        ASSERT_FALSE(atomic_load(&wt[i].done));
+
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 3);
+    for (int i = 0; i < 3; i++)
+        assert_granted(&wt[i], t[i]);
+}
+
+TEST(wait_unpark_grants_the_head_and_reports_more_waiters)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[3];
+    test_threads_t *t[3];
+    for (int i = 0; i < 3; i++) {
+        wt[i] = waiter_on(&keys[0], (uintptr_t)i, &ctx);
+        t[i] = enqueue(&wt[i]);
+    }
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_first, log_finish, &log), 1);
+    ASSERT_EQ(log.nseen, 1);
+    ASSERT_TRUE(log.seen[0] == &wt[0].w);
+    ASSERT_EQ(log.finishes, 1);
+    ASSERT_TRUE(log.more);
+    assert_granted(&wt[0], t[0]);
+
+    ASSERT_EQ(queued_on(&keys[0], &log), 2);
+    ASSERT_TRUE(log.seen[0] == &wt[1].w);
+    ASSERT_TRUE(log.seen[1] == &wt[2].w);
+
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_first, log_finish, &log), 1);
+    ASSERT_TRUE(log.seen[0] == &wt[1].w);
+    ASSERT_TRUE(log.more);
+    assert_granted(&wt[1], t[1]);
+
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_first, log_finish, &log), 1);
+    ASSERT_TRUE(log.seen[0] == &wt[2].w);
+    ASSERT_FALSE(log.more);
+    assert_granted(&wt[2], t[2]);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[0]));
+}
+
+TEST(wait_unpark_granting_every_waiter_reports_no_more)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[3];
+    test_threads_t *t[3];
+    for (int i = 0; i < 3; i++) {
+        wt[i] = waiter_on(&keys[0], (uintptr_t)i, &ctx);
+        t[i] = enqueue(&wt[i]);
+    }
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 3);
+    ASSERT_EQ(log.nseen, 3);
+    for (int i = 0; i < 3; i++)
+        ASSERT_TRUE(log.seen[i] == &wt[i].w);
+    ASSERT_EQ(log.finishes, 1);
+    ASSERT_EQ(log.seen_at_finish, 3);
+    ASSERT_FALSE(log.more);
+    for (int i = 0; i < 3; i++)
+        assert_granted(&wt[i], t[i]);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[0]));
+}
+
+TEST(wait_unpark_may_skip_a_waiter_and_grant_a_later_one)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[3];
+    test_threads_t *t[3];
+    for (int i = 0; i < 3; i++) {
+        wt[i] = waiter_on(&keys[0], (uintptr_t)i, &ctx);
+        t[i] = enqueue(&wt[i]);
+    }
+    struct unpark_log log = {.target = &wt[1].w};
+    ASSERT_EQ(park__unpark(&keys[0], select_target, log_finish, &log), 1);
+    ASSERT_EQ(log.nseen, 3);
+    ASSERT_TRUE(log.more);
+    assert_granted(&wt[1], t[1]);
+    ASSERT_FALSE(atomic_load(&wt[0].done));
+    ASSERT_FALSE(atomic_load(&wt[2].done));
+
+    ASSERT_EQ(queued_on(&keys[0], &log), 2);
+    ASSERT_TRUE(log.seen[0] == &wt[0].w);
+    ASSERT_TRUE(log.seen[1] == &wt[2].w);
+
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 2);
+    assert_granted(&wt[0], t[0]);
+    assert_granted(&wt[2], t[2]);
+}
+
+TEST(wait_unpark_stop_without_grant_leaves_the_queue_and_reports_more)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[2];
+    test_threads_t *t[2];
+    for (int i = 0; i < 2; i++) {
+        wt[i] = waiter_on(&keys[0], (uintptr_t)i, &ctx);
+        t[i] = enqueue(&wt[i]);
+    }
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_stop, log_finish, &log), 0);
+    ASSERT_EQ(log.nseen, 1);
+    ASSERT_TRUE(log.seen[0] == &wt[0].w);
+    ASSERT_EQ(log.finishes, 1);
+    ASSERT_TRUE(log.more);
+    ASSERT_EQ(queued_on(&keys[0], &log), 2);
+
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 2);
+    assert_granted(&wt[0], t[0]);
+    assert_granted(&wt[1], t[1]);
+}
+
+TEST(wait_unpark_without_waiters_only_calls_finish_with_no_more)
+{
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_never, log_finish, &log), 0);
+    ASSERT_EQ(log.finishes, 1);
+    ASSERT_FALSE(log.more);
+}
+
+TEST(wait_front_flag_puts_a_waiter_ahead_of_the_others)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[3];
+    test_threads_t *t[3];
+    for (int i = 0; i < 3; i++) {
+        wt[i] = waiter_on(&keys[0], (uintptr_t)i, &ctx);
+        wt[i].flags = i == 2 ? PARK__WAIT_FRONT : 0;
+        t[i] = enqueue(&wt[i]);
+    }
+    struct unpark_log log;
+    ASSERT_EQ(queued_on(&keys[0], &log), 3);
+    ASSERT_TRUE(log.seen[0] == &wt[2].w);
+    ASSERT_TRUE(log.seen[1] == &wt[0].w);
+    ASSERT_TRUE(log.seen[2] == &wt[1].w);
+
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_first, log_finish, &log), 1);
+    assert_granted(&wt[2], t[2]);
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 2);
+    assert_granted(&wt[0], t[0]);
+    assert_granted(&wt[1], t[1]);
+}
+
+TEST(wait_timed_out_waiter_is_removed_and_told_no_more_when_alone)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    park_time_t deadline = park_deadline_in(10 * MS);
+    ASSERT_EQ(park__wait(&keys[0], &w, 0, &ctx_ops, &ctx, deadline), PARK__WAIT_TIMEDOUT);
+    ASSERT_GE(park_now(), deadline);
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+    ASSERT_EQ(atomic_load(&ctx.last_more), false);
+    ASSERT_FALSE(w.queued);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[0]));
+}
+
+TEST(wait_timed_out_waiter_is_removed_and_told_more_when_others_remain)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter a = waiter_on(&keys[0], 1, &ctx);
+    test_threads_t *t = enqueue(&a);
+    park__waiter_t w;
+    park__waiter_init(&w, 2);
+    park_time_t deadline = park_deadline_in(10 * MS);
+    ASSERT_EQ(park__wait(&keys[0], &w, 0, &ctx_ops, &ctx, deadline), PARK__WAIT_TIMEDOUT);
+    ASSERT_GE(park_now(), deadline);
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+    ASSERT_EQ(atomic_load(&ctx.last_more), true);
+    ASSERT_FALSE(w.queued);
+
+    struct unpark_log log;
+    ASSERT_EQ(queued_on(&keys[0], &log), 1);
+    ASSERT_TRUE(log.seen[0] == &a.w);
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 1);
+    assert_granted(&a, t);
+}
+
+TEST(wait_cancel_of_a_dequeued_waiter_returns_false)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter a = waiter_on(&keys[0], 1, &ctx);
+    test_threads_t *t = enqueue(&a);
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 1);
+    /* Dequeued: the cancel must lose, before and after the waiter ran. */
+    ASSERT_FALSE(park__wait_cancel(&keys[0], &a.w, ctx_removed, &ctx));
+    assert_granted(&a, t);
+    ASSERT_FALSE(park__wait_cancel(&keys[0], &a.w, ctx_removed, &ctx));
+    ASSERT_EQ(atomic_load(&ctx.removals), 0);
+    ASSERT_EQ(a.w.grant, a.want + 100);
+}
+
+TEST(wait_cancel_of_a_never_queued_waiter_returns_false)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    ASSERT_FALSE(park__wait_cancel(&keys[0], &w, ctx_removed, &ctx));
+    ASSERT_EQ(atomic_load(&ctx.removals), 0);
+}
+
+/* A queued waiter is taken out by cancel. The thread that queued it keeps
+ * sleeping on its node (thread waiters are only cancelled by their own
+ * timeout), so the test then wakes it by hand. */
+TEST(wait_cancel_of_a_queued_waiter_removes_it)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[2];
+    test_threads_t *t[2];
+    for (int i = 0; i < 2; i++) {
+        wt[i] = waiter_on(&keys[0], (uintptr_t)i, &ctx);
+        t[i] = enqueue(&wt[i]);
+    }
+    ASSERT_TRUE(park__wait_cancel(&keys[0], &wt[1].w, ctx_removed, &ctx));
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+    ASSERT_EQ(atomic_load(&ctx.last_more), true);
+    ASSERT_FALSE(wt[1].w.queued);
+    ASSERT_TRUE(park__wait_cancel(&keys[0], &wt[0].w, ctx_removed, &ctx));
+    ASSERT_EQ(atomic_load(&ctx.removals), 2);
+    ASSERT_EQ(atomic_load(&ctx.last_more), false);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[0]));
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_never, log_finish, &log), 0);
+    ASSERT_FALSE(log.more);
+    ASSERT_FALSE(atomic_load(&wt[0].done));
+
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&wt[i].w.woken, 1);
+        park__futex_wake((uint32_t *)&wt[i].w.woken, 1);
+        test_threads_join(t[i]);
+    }
+}
+
+/* Two keys that the table puts in one bucket. The hash is copied from
+ * lib/wait/queue.c to pick them; if it changes, the keys merely stop
+ * colliding (the many-keys test below does not rely on it). */
+static unsigned bucket_guess(const void *key)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)key >> 2) * 0x9e3779b97f4a7c15u;
+    return (unsigned)(h >> (64 - 9));
+}
+
+static void colliding_keys(const void **a, const void **b)
+{
+    for (size_t i = 1; i < sizeof keys / sizeof keys[0]; i++) {
+        if (bucket_guess(&keys[i]) == bucket_guess(&keys[0])) {
+            *a = &keys[0];
+            *b = &keys[i];
+            return;
+        }
+    }
+    test_fail(__FILE__, __LINE__, "no key shares keys[0]'s bucket");
+}
+
+TEST(wait_keys_sharing_a_bucket_do_not_see_each_others_waiters)
+{
+    const void *ka, *kb;
+    colliding_keys(&ka, &kb);
+    struct ops_ctx ctx_a = OPS_CTX_INIT, ctx_b = OPS_CTX_INIT;
+    struct waiter a = waiter_on(ka, 1, &ctx_a);
+    test_threads_t *ta = enqueue(&a);
+
+    ASSERT_FALSE(park__wait_has_waiters(kb));
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(kb, select_never, log_finish, &log), 0);
+    ASSERT_FALSE(log.more);
+
+    /* A waiter of kb timing out is alone on its key. */
+    park__waiter_t w;
+    park__waiter_init(&w, 2);
+    ASSERT_EQ(park__wait(kb, &w, 0, &ctx_ops, &ctx_b, park_deadline_in(5 * MS)),
+              PARK__WAIT_TIMEDOUT);
+    ASSERT_EQ(atomic_load(&ctx_b.removals), 1);
+    ASSERT_EQ(atomic_load(&ctx_b.last_more), false);
+
+    /* One of kb ahead of ka's waiter is not shown to ka's unpark. */
+    struct waiter b = waiter_on(kb, 3, &ctx_b);
+    b.flags = PARK__WAIT_FRONT;
+    test_threads_t *tb = enqueue(&b);
+    ASSERT_EQ(queued_on(ka, &log), 1);
+    ASSERT_TRUE(log.seen[0] == &a.w);
+    ASSERT_EQ(queued_on(kb, &log), 1);
+    ASSERT_TRUE(log.seen[0] == &b.w);
+
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(ka, select_grant_all, log_finish, &log), 1);
+    ASSERT_FALSE(log.more);
+    assert_granted(&a, ta);
+    ASSERT_FALSE(atomic_load(&b.done));
+    ASSERT_FALSE(park__wait_has_waiters(ka));
+    ASSERT_TRUE(park__wait_has_waiters(kb));
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(kb, select_grant_all, log_finish, &log), 1);
+    assert_granted(&b, tb);
+}
+
+/* More keys than the table has buckets, so some share one whatever the
+ * hash: each key's unpark sees its own waiter or none. */
+TEST(wait_unpark_of_each_key_grants_only_that_keys_waiters)
+{
+    enum { WAITERS = 8, KEYS = sizeof keys / sizeof keys[0], STRIDE = 251 };
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[WAITERS];
+    test_threads_t *t[WAITERS];
+    for (int i = 0; i < WAITERS; i++) {
+        wt[i] = waiter_on(&keys[i * STRIDE], (uintptr_t)i, &ctx);
+        t[i] = enqueue(&wt[i]);
+    }
+    for (size_t k = 0; k < KEYS; k++) {
+        if (k % STRIDE == 0 && k / STRIDE < WAITERS) {
+            ASSERT_TRUE(park__wait_has_waiters(&keys[k]));
+            continue;
+        }
+        ASSERT_FALSE(park__wait_has_waiters(&keys[k]));
+        struct unpark_log log = {0};
+        ASSERT_EQ(park__unpark(&keys[k], select_never, log_finish, &log), 0);
+        ASSERT_EQ(log.finishes, 1);
+        ASSERT_FALSE(log.more);
+    }
+    for (int i = 0; i < WAITERS; i++) {
+        struct unpark_log log = {.target = &wt[i].w};
+        ASSERT_EQ(park__unpark(&keys[i * STRIDE], select_target, log_finish, &log), 1);
+        ASSERT_EQ(log.nseen, 1);
+        ASSERT_FALSE(log.more);
+        assert_granted(&wt[i], t[i]);
+    }
+}
+
+/* A notify waiter: the unparking thread calls notify instead of setting
+ * `woken`. notify checks the queue of the same key, which takes the bucket
+ * lock (it would hang, and the watchdog fail the test, if unpark still held
+ * it), then lets the parked test thread go by hand. */
+static struct {
+    const void *key;
+    atomic_int calls;
+    atomic_int woken_seen;
+    atomic_bool key_had_waiters;
+    pthread_t thread;
+} notified;
+
+static void on_notify(park__waiter_t *w)
+{
+    notified.woken_seen = atomic_load(&w->woken);
+    notified.key_had_waiters = park__wait_has_waiters(notified.key);
+    notified.thread = pthread_self();
+    atomic_fetch_add(&notified.calls, 1);
+    atomic_store(&w->woken, 1);
+    park__futex_wake((uint32_t *)&w->woken, 1);
+}
+
+TEST(wait_notify_waiter_is_notified_after_the_bucket_lock_is_released)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    notified.key = &keys[0];
+    struct waiter n = waiter_on(&keys[0], 1, &ctx);
+    n.notify = on_notify;
+    test_threads_t *tn = enqueue(&n);
+    struct waiter other = waiter_on(&keys[0], 2, &ctx);
+    test_threads_t *to = enqueue(&other);
+
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_first, log_finish, &log), 1);
+    ASSERT_TRUE(log.seen[0] == &n.w);
+    ASSERT_TRUE(log.more);
+    /* Notified once, by the unparking thread, within the unpark call, and
+     * not through its futex word. */
+    ASSERT_EQ(atomic_load(&notified.calls), 1);
+    ASSERT_TRUE(pthread_equal(notified.thread, pthread_self()));
+    ASSERT_EQ(atomic_load(&notified.woken_seen), 0);
+    ASSERT_TRUE(atomic_load(&notified.key_had_waiters)); /* `other` */
+    assert_granted(&n, tn);
+
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[0], select_grant_all, log_finish, &log), 1);
+    assert_granted(&other, to);
+    ASSERT_EQ(atomic_load(&notified.calls), 1);
+}
+
+static const test_case_t tests[] = {
+    TEST_ENTRY(wait_validate_false_returns_invalid_without_enqueueing),
+    TEST_ENTRY(wait_has_waiters_tells_whether_a_key_has_queued_waiters),
+    TEST_ENTRY(wait_unpark_shows_waiters_oldest_first),
+    TEST_ENTRY(wait_unpark_grants_the_head_and_reports_more_waiters),
+    TEST_ENTRY(wait_unpark_granting_every_waiter_reports_no_more),
+    TEST_ENTRY(wait_unpark_may_skip_a_waiter_and_grant_a_later_one),
+    TEST_ENTRY(wait_unpark_stop_without_grant_leaves_the_queue_and_reports_more),
+    TEST_ENTRY(wait_unpark_without_waiters_only_calls_finish_with_no_more),
+    TEST_ENTRY(wait_front_flag_puts_a_waiter_ahead_of_the_others),
+    TEST_ENTRY(wait_timed_out_waiter_is_removed_and_told_no_more_when_alone),
+    TEST_ENTRY(wait_timed_out_waiter_is_removed_and_told_more_when_others_remain),
+    TEST_ENTRY(wait_cancel_of_a_dequeued_waiter_returns_false),
+    TEST_ENTRY(wait_cancel_of_a_never_queued_waiter_returns_false),
+    TEST_ENTRY(wait_cancel_of_a_queued_waiter_removes_it),
+    TEST_ENTRY(wait_keys_sharing_a_bucket_do_not_see_each_others_waiters),
+    TEST_ENTRY(wait_unpark_of_each_key_grants_only_that_keys_waiters),
+    TEST_ENTRY(wait_notify_waiter_is_notified_after_the_bucket_lock_is_released),
+};
+
+int main(int argc, char **argv)
+{
+    return TEST_MAIN(argc, argv, tests);
+}
