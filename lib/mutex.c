@@ -6,26 +6,52 @@
  *   PARKED  waiters may be queued in lib/wait under the mutex's address
  *
  *   state      meaning
- *   0          free, nobody queued
- *   L          held, nobody queued
- *   L|P        held, waiters queued
- *   P          free, waiters queued; a woken waiter is on its way to retry
+ *   0          free, nobody queued (or see "the store unlock" below)
+ *   L          held, nobody queued (ditto)
+ *   L|P        held, waiters queued, or the lock was contended a moment
+ *              ago (the next unlock checks the queue)
+ *   P          free, a woken waiter is on its way to retry (others may be
+ *              queued)
  *
  * Transitions (x is P or 0):
  *   lock, trylock        x -> x|L            CAS (fast path: 0 -> L)
- *   unlock               L -> 0              CAS (fast path)
+ *   unlock               L -> 0              store (or CAS, see below)
  *   park (validate)      L -> L|P            CAS, bucket locked
- *   unlock, slow         L|P -> 0 | P        store, bucket locked: wake the
+ *   unlock, slow         L|P -> P            store, bucket locked: wake the
  *                                            oldest waiter, which retries
+ *                        L|P -> 0            store, bucket locked: queue empty
  *                        L|P -> L | L|P      store, bucket locked: hand the
  *                                            lock to a waiter that has waited
  *                                            FAIR_NS (no barging possible)
  *   last waiter leaves   x|L|P -> x|L, P->0  fetch_and, bucket locked
  *
- * While L is set only bucket-lock holders change the word (lockers need L
- * clear to CAS), so the slow unlock decides and stores under the bucket
- * lock, and that store is its last access to the mutex: the woken waiter
- * and everything else it still touches live in lib/wait (rule 9).
+ * While L|P is set only bucket-lock holders change the word, so the slow
+ * unlock decides and stores under the bucket lock, and that store is its
+ * last access to the mutex: the woken waiter and everything else it still
+ * touches live in lib/wait (rule 9).
+ *
+ * The store unlock. Where membarrier(2) works, the uncontended unlock is
+ * "load L; store 0" instead of a CAS. A waiter may set P between that load
+ * and that store, and the store then erases P: that waiter is queued but
+ * the word no longer says so. Two things repair it:
+ *   1. After its store, the unlock reads the wait-queue hint of the mutex's
+ *      address (park__hint_of, a global table, so reading it after the
+ *      hand-over is allowed) and, if waiters may exist, wakes the oldest
+ *      one (park__mutex_unlock_hinted) without touching the mutex.
+ *   2. The waiter that set P (the L -> L|P transition, the only point where
+ *      an unlock can be between its load and its store) issues a
+ *      membarrier after it is queued (and so counted in the hint) and
+ *      before it sleeps, then re-reads the word. The membarrier makes the
+ *      pair {unlock: store state; load hint} / {waiter: hint += 1;
+ *      membarrier; load state} a Dekker pair: either the unlock sees the
+ *      hint and wakes a waiter, or the waiter sees P gone and retries
+ *      instead of sleeping.
+ * Waiters that find P already set queue without a membarrier: the one who
+ * set it covers them, since every thread it wakes or that retries after it
+ * has seen them in the queue (through the bucket lock), and so sees their
+ * hint when it next unlocks. The membarrier (a few microseconds) is thus
+ * paid once per uncontended -> contended transition, not once per sleep.
+ * Without membarrier the unlock stays a CAS, which never erases P.
  *
  * A waiter that is woken without a hand-off and loses the race to a barger
  * re-queues at the front, keeping its original start time, so the next
@@ -44,10 +70,23 @@
 #define P PARK__MUTEX_PARKED
 
 #define FAIR_NS 1000000u /* a waiter older than this is handed the lock */
-#define SPIN 100         /* lock attempts on loads before parking */
+#define SPIN 40          /* lock attempts on loads before parking */
 
 /* w->grant of a woken waiter. */
 enum { GRANT_RETRY = 0, GRANT_HANDOFF = 1 };
+
+bool park__mutex_store_unlock;
+
+/* Runs at load time, before main and before any other thread of ours. An
+ * unlock before it (another constructor) uses the CAS, which is always
+ * correct. PARK_MUTEX_CAS_UNLOCK=1 forces the CAS (tests cover both). */
+__attribute__((constructor)) static void mutex_choose_unlock(void)
+{
+    const char *force_cas = getenv("PARK_MUTEX_CAS_UNLOCK");
+    if (force_cas && *force_cas && *force_cas != '0')
+        return;
+    park__mutex_store_unlock = park__os_membarrier_register();
+}
 
 void park_mutex_init(park_mutex_t *m)
 {
@@ -73,36 +112,57 @@ static bool try_take(park_mutex_t *m, uint32_t *s)
     return false;
 }
 
+struct lock_ctx {
+    park_mutex_t *m;
+    bool set_parked; /* this waiter made the L -> L|P transition */
+};
+
 static bool park_validate(void *ctx)
 {
-    park_mutex_t *m = ctx;
-    uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+    struct lock_ctx *c = ctx;
+    uint32_t s = __atomic_load_n(&c->m->state_, __ATOMIC_RELAXED);
+    c->set_parked = false;
     for (;;) {
         if (!(s & L))
             return false; /* free again: retry instead of sleeping */
         if (s & P)
             return true;
         /* L -> L|P; relaxed: the bucket lock orders it against the slow
-         * unlock that reads it. */
-        if (__atomic_compare_exchange_n(&m->state_, &s, s | P, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED))
+         * unlock; the store unlock is handled by park_before_sleep. */
+        if (__atomic_compare_exchange_n(&c->m->state_, &s, s | P, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            c->set_parked = true;
             return true;
+        }
     }
 }
 
 static void park_removed(void *ctx, bool more)
 {
-    park_mutex_t *m = ctx;
+    struct lock_ctx *c = ctx;
     if (!more) /* x|L|P -> x|L, P -> 0; relaxed: only P changes */
-        __atomic_fetch_and(&m->state_, ~P, __ATOMIC_RELAXED);
+        __atomic_fetch_and(&c->m->state_, ~P, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t park_ops = { park_validate, park_removed };
+/* The waiter's half of the asymmetric Dekker pair (see the top). */
+static bool park_before_sleep(void *ctx)
+{
+    struct lock_ctx *c = ctx;
+    if (!c->set_parked || !park__mutex_store_unlock)
+        return true;
+    park__os_membarrier();
+    /* relaxed: the membarrier above orders it after our hint and makes a
+     * racing unlock's store visible. */
+    return (__atomic_load_n(&c->m->state_, __ATOMIC_RELAXED) & P) != 0;
+}
+
+static const park__wait_ops_t park_ops = { park_validate, park_removed, park_before_sleep };
 
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
     park__waiter_init(&w, 0);
+    struct lock_ctx c = { m, false };
     unsigned flags = 0;
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
 
@@ -120,12 +180,12 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
             return ETIMEDOUT;
         if (w.since == 0)
             w.since = park_now();
-        int r = park__wait(m, &w, flags, &park_ops, m, deadline);
+        int r = park__wait(m, &w, flags, &park_ops, &c, deadline);
         if (r == PARK__WAIT_GRANTED && w.grant == GRANT_HANDOFF)
             return 0;
         if (r == PARK__WAIT_TIMEDOUT)
             return ETIMEDOUT;
-        /* Woken to retry (or the mutex fell free before we slept): a woken
+        /* Woken to retry, or the mutex fell free before we slept: a woken
          * waiter that loses to a barger keeps its place at the front. */
         if (r == PARK__WAIT_GRANTED)
             flags = PARK__WAIT_FRONT;
@@ -164,7 +224,13 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
 static void unlock_finish(void *ctx, bool more)
 {
     struct unlock_ctx *u = ctx;
-    uint32_t s = more ? P : 0;
+    /* P stays set while anyone was granted, even the last waiter: the
+     * mutex is contended, and a P set while the word is free (or handed
+     * over) can't be erased by a store unlock, so the next waiter queues
+     * without the membarrier of the L -> L|P transition (ping-pong between
+     * two threads would otherwise pay one per wait). The first unlock that
+     * finds the queue empty clears it. */
+    uint32_t s = more || u->granted >= 0 ? P : 0;
     if (u->granted == GRANT_HANDOFF)
         s |= L;
     /* L|P -> 0 | P | L | L|P. release: pairs with the acquire CAS of the
@@ -183,4 +249,19 @@ void park__mutex_unlock_slow(park_mutex_t *m)
 #endif
     struct unlock_ctx u = { m, 0, -1 };
     park__unpark(m, unlock_select, unlock_finish, &u);
+}
+
+static unsigned hinted_select(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    w->grant = GRANT_RETRY;
+    return PARK__SELECT_GRANT | PARK__SELECT_STOP;
+}
+
+/* After a store unlock that saw a non-zero hint: the mutex may already be
+ * someone else's, or freed, so only the queue is touched. A waiter of the
+ * address (if any; the hint slot is shared) is woken to retry. */
+void park__mutex_unlock_hinted(const void *m)
+{
+    park__unpark(m, hinted_select, NULL, NULL);
 }

@@ -82,7 +82,7 @@ static void park_removed(void *ctx, bool more)
         __atomic_store_n(&s->state_, 0, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t park_ops = { park_validate, park_removed };
+static const park__wait_ops_t park_ops = { park_validate, park_removed, NULL };
 
 int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
 {

@@ -24,4 +24,23 @@
 #define PARK__LIKELY(x) __builtin_expect(!!(x), 1)
 #define PARK__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Private: lib/wait's per-address hints. Slot i counts the waiters queued
+ * under the addresses that hash to it, so a release that has already handed
+ * its object over can learn "might anyone be waiting on this address?"
+ * without touching the object (lib/wait/wait.h). */
+#define PARK__HINT_BITS 12
+#ifdef __cplusplus
+extern "C" {
+#endif
+PARK_API extern uint32_t park__wait_hints[1u << PARK__HINT_BITS];
+#ifdef __cplusplus
+}
+#endif
+
+static inline uint32_t *park__hint_of(const void *key)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)key >> 2) * 0x9e3779b97f4a7c15ull;
+    return &park__wait_hints[h >> (64 - PARK__HINT_BITS)];
+}
+
 #endif /* PARK_COMMON_H */

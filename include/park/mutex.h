@@ -4,9 +4,10 @@
  * park_mutex_init is only needed to reuse memory. Not thread-affine: any
  * thread may unlock a mutex that another thread locked. Not recursive.
  *
- * Uncontended lock and unlock are one compare-and-swap each, inlined into
- * the caller. A contended locker spins briefly while nobody sleeps, then
- * parks in park's shared wait queue (no CPU while parked, no allocation).
+ * Uncontended lock is one compare-and-swap and unlock a plain store (on
+ * kernels with membarrier(2); a compare-and-swap elsewhere), both inlined.
+ * A contended locker spins briefly while nobody sleeps, then parks in
+ * park's shared wait queue (no CPU while parked, no allocation).
  *
  * Fairness: unlock lets a running thread barge in ahead of a woken waiter
  * (throughput), but a waiter that has waited longer than about 1 ms is
@@ -43,6 +44,10 @@ typedef struct park_mutex {
 /* Private: out-of-line slow paths of the inline functions below. */
 PARK_API void park__mutex_lock_slow(park_mutex_t *m);
 PARK_API void park__mutex_unlock_slow(park_mutex_t *m);
+PARK_API void park__mutex_unlock_hinted(const void *m);
+/* Private: true once the process may unlock with a plain store (lib/mutex.c
+ * explains the asymmetric fence that makes it safe); set at load time. */
+PARK_API extern bool park__mutex_store_unlock;
 
 /* Makes *m an unlocked mutex. Not atomic: nobody may use *m meanwhile. */
 PARK_API void park_mutex_init(park_mutex_t *m);
@@ -93,11 +98,26 @@ PARK_API int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline);
  * the library abort with a message. */
 static inline void park_mutex_unlock(park_mutex_t *m)
 {
-    uint32_t locked = PARK__MUTEX_LOCKED;
-    /* release: pairs with the acquire of the next successful lock. */
-    if (PARK__LIKELY(__atomic_compare_exchange_n(&m->state_, &locked, 0, false, __ATOMIC_RELEASE,
-                                                 __ATOMIC_RELAXED)))
-        return;
+    if (PARK__LIKELY(park__mutex_store_unlock)) {
+        if (PARK__LIKELY(__atomic_load_n(&m->state_, __ATOMIC_RELAXED) == PARK__MUTEX_LOCKED)) {
+            /* L -> 0. release: pairs with the acquire of the next lock. */
+            __atomic_store_n(&m->state_, 0, __ATOMIC_RELEASE);
+            /* Keeps the hint load after the store in program order; the
+             * processor's store->load reordering is undone by the waiter's
+             * membarrier (the asymmetric pair of lib/mutex.c). */
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            if (PARK__LIKELY(__atomic_load_n(park__hint_of(m), __ATOMIC_RELAXED) == 0))
+                return;
+            park__mutex_unlock_hinted(m); /* does not touch *m */
+            return;
+        }
+    } else {
+        uint32_t locked = PARK__MUTEX_LOCKED;
+        /* L -> 0. release: pairs with the acquire of the next lock. */
+        if (PARK__LIKELY(__atomic_compare_exchange_n(&m->state_, &locked, 0, false,
+                                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+            return;
+    }
     park__mutex_unlock_slow(m);
 }
 

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -31,6 +33,24 @@ static int futex_wait_raw(uint32_t *word, uint32_t expected, park_time_t deadlin
 static void futex_wake_raw(uint32_t *word, int n)
 {
     syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+}
+
+bool park__os_membarrier_register(void)
+{
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+        return false;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+void park__os_membarrier(void)
+{
+    /* Registered, so it cannot fail; if it did, callers that rely on it
+     * would lose wake-ups, which is worse than stopping. */
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        fprintf(stderr, "park: membarrier failed after registration\n");
+        abort();
+    }
 }
 
 void park__os_yield(void)

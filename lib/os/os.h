@@ -23,6 +23,17 @@ int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline);
  * and every sleeper tolerates spurious wake-ups. */
 void park__futex_wake(uint32_t *word, int n);
 
+/* Registers the process for expedited private membarriers: true if
+ * park__os_membarrier may be used. Idempotent. */
+bool park__os_membarrier_register(void);
+
+/* An asymmetric full fence: when it returns, every thread of the process
+ * that was running has passed a full memory barrier, so the caller sees
+ * their earlier stores and they see the caller's. Only after a successful
+ * park__os_membarrier_register. Costs a few microseconds (an IPI per CPU
+ * running one of our threads): for slow paths only. */
+void park__os_membarrier(void);
+
 /* Gives the processor to another runnable thread. */
 void park__os_yield(void);
 

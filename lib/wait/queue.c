@@ -22,7 +22,7 @@
 #define BUCKET_BITS 9
 #define BUCKET_COUNT (1u << BUCKET_BITS)
 #define SPIN_LOCK 64   /* bucket lock: spins before sleeping */
-#define SPIN_WAITER 64 /* waiter: spins on `woken` before the futex wait */
+#define SPIN_WAITER 16 /* waiter: spins on `woken` before the futex wait */
 
 enum { UNLOCKED = 0, LOCKED = 1, CONTENDED = 2 };
 
@@ -34,10 +34,25 @@ typedef struct bucket {
 
 static bucket_t buckets[BUCKET_COUNT];
 
+/* Keys sharing a hint slot share a bucket (the slot index extends the
+ * bucket index by more bits of the same hash), so a slot is only written
+ * under its bucket's lock; readers load it without the lock. */
+_Static_assert(BUCKET_BITS <= PARK__HINT_BITS, "a hint slot must map to one bucket");
+uint32_t park__wait_hints[1u << PARK__HINT_BITS];
+
 static bucket_t *bucket_of(const void *key)
 {
     uint64_t h = ((uint64_t)(uintptr_t)key >> 2) * 0x9e3779b97f4a7c15u;
     return &buckets[h >> (64 - BUCKET_BITS)];
+}
+
+/* Bucket locked. relaxed: the readers are the lock-free release paths,
+ * which pair with the waiter's membarrier (see mutex.c), not with this. */
+static void hint_add(const void *key, int32_t d)
+{
+    uint32_t *slot = park__hint_of(key);
+    __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + (uint32_t)d,
+                     __ATOMIC_RELAXED);
 }
 
 static void bucket_lock(bucket_t *b)
@@ -69,6 +84,7 @@ static void bucket_unlock(bucket_t *b)
 
 static void link_back(bucket_t *b, park__waiter_t *w)
 {
+    hint_add(w->key, 1);
     w->next = NULL;
     w->prev = b->tail;
     if (b->tail)
@@ -80,6 +96,7 @@ static void link_back(bucket_t *b, park__waiter_t *w)
 
 static void link_front(bucket_t *b, park__waiter_t *w)
 {
+    hint_add(w->key, 1);
     w->prev = NULL;
     w->next = b->head;
     if (b->head)
@@ -91,6 +108,7 @@ static void link_front(bucket_t *b, park__waiter_t *w)
 
 static void unlink_waiter(bucket_t *b, park__waiter_t *w)
 {
+    hint_add(w->key, -1);
     if (w->prev)
         w->prev->next = w->next;
     else
@@ -122,25 +140,32 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want)
     w->notify = NULL;
 }
 
-/* Spins, then sleeps on w->woken until it is set (true) or the deadline
- * passes (false). */
-static bool thread_sleep(park__waiter_t *w, park_time_t deadline)
+enum { SLEEP_WOKEN, SLEEP_TIMEDOUT, SLEEP_ABORTED };
+
+/* Spins, then (if ops->before_sleep agrees) sleeps on w->woken until it is
+ * set or the deadline passes. */
+static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wait_ops_t *ops,
+                        void *ctx)
 {
     for (int i = 0; i < SPIN_WAITER; i++) {
         /* acquire: pairs with the release store in wake_granted. */
         if (atomic_load_explicit(&w->woken, memory_order_acquire))
-            return true;
+            return SLEEP_WOKEN;
         park__os_pause();
     }
+    if (ops && ops->before_sleep && !ops->before_sleep(ctx))
+        return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN
+                                                                       : SLEEP_ABORTED;
     for (;;) {
         /* acquire: as above. */
         if (atomic_load_explicit(&w->woken, memory_order_acquire))
-            return true;
+            return SLEEP_WOKEN;
         /* Any return may be spurious (or an early timeout under fault
          * injection): only `woken` and the clock are trusted. */
         park__futex_wait((uint32_t *)&w->woken, 0, deadline);
         if (deadline != PARK_FOREVER && park_now() >= deadline)
-            return atomic_load_explicit(&w->woken, memory_order_acquire) != 0;
+            return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN
+                                                                           : SLEEP_TIMEDOUT;
     }
 }
 
@@ -163,13 +188,14 @@ int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__w
         link_back(b, w);
     bucket_unlock(b);
 
-    if (thread_sleep(w, deadline))
+    int slept = thread_sleep(w, deadline, ops, ctx);
+    if (slept == SLEEP_WOKEN)
         return PARK__WAIT_GRANTED;
     if (park__wait_cancel(key, w, ops->removed, ctx))
-        return PARK__WAIT_TIMEDOUT;
+        return slept == SLEEP_TIMEDOUT ? PARK__WAIT_TIMEDOUT : PARK__WAIT_ABORTED;
     /* A waker dequeued us before we could leave: the grant is ours, and its
      * `woken` store is at most one bucket unlock away. */
-    thread_sleep(w, PARK_FOREVER);
+    thread_sleep(w, PARK_FOREVER, NULL, NULL);
     return PARK__WAIT_GRANTED;
 }
 
@@ -221,7 +247,8 @@ size_t park__unpark(const void *key, park__select_fn select, park__finish_fn fin
         if (verdict & PARK__SELECT_STOP)
             stopped = true;
     }
-    finish(ctx, more);
+    if (finish)
+        finish(ctx, more);
     bucket_unlock(b);
 
     wake_granted(granted);

@@ -27,6 +27,11 @@
  *     waiters bit. If a waker dequeued it first, the grant stands and the
  *     wait succeeds: grant beats timeout, nothing is lost (rule 5).
  *
+ * Hints: park__wait_hints (park/common.h) counts, per hash slot of keys,
+ * the waiters queued, kept under the bucket lock. A release that must not
+ * touch its object after handing it over reads the hint of the object's
+ * address instead; see mutex.c for the fence that makes that read reliable.
+ *
  * Extension for asynchronous waiters: a waiter whose `notify` is set is
  * not woken by futex; `notify(w)` is called instead, after the bucket lock is
  * released, and park__wait_cancel removes such a waiter with the same
@@ -66,6 +71,7 @@ enum {
     PARK__WAIT_INVALID,  /* validate returned false: not enqueued */
     PARK__WAIT_GRANTED,  /* a waker dequeued w; w->grant says what it got */
     PARK__WAIT_TIMEDOUT, /* the deadline passed; w left the queue ungranted */
+    PARK__WAIT_ABORTED,  /* before_sleep said no; w left the queue ungranted */
 };
 
 /* park__wait flags. */
@@ -77,6 +83,12 @@ typedef struct park__wait_ops {
     /* Bucket locked, after a waiter of the key left without a grant
      * (timeout or cancellation); `more`: other waiters of the key remain. */
     void (*removed)(void *ctx, bool more);
+    /* Optional. Bucket not locked, after the waiter's short spin and before
+     * its first futex sleep: false to leave the queue (ungranted, with
+     * `removed` called as for a timeout) instead of sleeping. For a
+     * primitive whose release may miss a waiter that is not yet visible to
+     * it (mutex.c: the asymmetric fence). */
+    bool (*before_sleep)(void *ctx);
 } park__wait_ops_t;
 
 /* Enqueues the thread waiter w on key if ops->validate(ctx) agrees, then
@@ -96,7 +108,8 @@ typedef unsigned (*park__select_fn)(void *ctx, park__waiter_t *w);
 typedef void (*park__finish_fn)(void *ctx, bool more);
 
 /* With the bucket of key locked: shows select the key's waiters oldest
- * first, dequeues those it grants, then calls finish(ctx, more) with
+ * first, dequeues those it grants, then calls finish(ctx, more) (if not
+ * NULL) with
  * `more` = waiters of the key remain. Wakes (or notifies) the granted
  * waiters after unlocking. Returns how many were granted. */
 size_t park__unpark(const void *key, park__select_fn select, park__finish_fn finish, void *ctx);

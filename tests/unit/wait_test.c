@@ -51,7 +51,7 @@ static void ctx_removed(void *ctx, bool more)
     atomic_fetch_add(&c->removals, 1);
 }
 
-static const park__wait_ops_t ctx_ops = {ctx_validate, ctx_removed};
+static const park__wait_ops_t ctx_ops = {ctx_validate, ctx_removed, NULL};
 
 #define OPS_CTX_INIT                                                                               \
     {                                                                                              \

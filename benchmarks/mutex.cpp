@@ -1,0 +1,403 @@
+// benchmarks/mutex.cpp: the mutex family.
+//
+// Contenders (policy structs, one per row group): park, pthread (default
+// type), pthread_adaptive (PTHREAD_MUTEX_ADAPTIVE_NP), std (std::mutex),
+// absl (absl::Mutex), ck_fas, ck_ticket, ck_mcs (Concurrency Kit, through
+// baselines/ck_spinlocks.c) and spin_cas (baselines/spin_cas.h, the floor).
+// Each provides, over its lock_type and a per-acquisition node_type:
+//   init(lock) destroy(lock) lock(lock, node) try_lock(lock, node)
+//   unlock(lock, node)
+//
+// Scenarios (one loop body each, run by every contender):
+//   uncontended   lock + unlock by one thread; the idle thread started in
+//                 main keeps the process multi-threaded.
+//   contended     T threads: lock, update two shared cache lines, unlock,
+//                 local work; windowed, with fairness and worst wait.
+//   handoff       two threads pass the turn back and forth through three
+//                 mutexes (below); windowed, round-trip latency quantiles.
+#include "harness.h"
+
+#include "baselines/ck_spinlocks.h"
+#include "baselines/spin_cas.h"
+
+#include <park/mutex.h>
+
+#include <absl/synchronization/mutex.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+namespace
+{
+
+// ---- contenders ---------------------------------------------------------
+
+struct Park {
+    static constexpr const char *name = "park";
+    using lock_type = park_mutex_t;
+    using node_type = bench::NoNode;
+    static void init(lock_type &m)
+    {
+        park_mutex_init(&m);
+    }
+    static void destroy(lock_type &m)
+    {
+        (void)park_mutex_destroy(&m);
+    }
+    static void lock(lock_type &m, node_type &)
+    {
+        park_mutex_lock(&m);
+    }
+    static bool try_lock(lock_type &m, node_type &)
+    {
+        return park_mutex_trylock(&m);
+    }
+    static void unlock(lock_type &m, node_type &)
+    {
+        park_mutex_unlock(&m);
+    }
+};
+
+template <int Type> struct PthreadOfType {
+    using lock_type = pthread_mutex_t;
+    using node_type = bench::NoNode;
+    static void init(lock_type &m)
+    {
+        pthread_mutexattr_t a;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_settype(&a, Type);
+        pthread_mutex_init(&m, &a);
+        pthread_mutexattr_destroy(&a);
+    }
+    static void destroy(lock_type &m)
+    {
+        pthread_mutex_destroy(&m);
+    }
+    static void lock(lock_type &m, node_type &)
+    {
+        pthread_mutex_lock(&m);
+    }
+    static bool try_lock(lock_type &m, node_type &)
+    {
+        return pthread_mutex_trylock(&m) == 0;
+    }
+    static void unlock(lock_type &m, node_type &)
+    {
+        pthread_mutex_unlock(&m);
+    }
+};
+
+struct Pthread : PthreadOfType<PTHREAD_MUTEX_DEFAULT> {
+    static constexpr const char *name = "pthread";
+};
+
+struct PthreadAdaptive : PthreadOfType<PTHREAD_MUTEX_ADAPTIVE_NP> {
+    static constexpr const char *name = "pthread_adaptive";
+};
+
+struct Std {
+    static constexpr const char *name = "std";
+    using lock_type = std::mutex;
+    using node_type = bench::NoNode;
+    static void init(lock_type &)
+    {
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void lock(lock_type &m, node_type &)
+    {
+        m.lock();
+    }
+    static bool try_lock(lock_type &m, node_type &)
+    {
+        return m.try_lock();
+    }
+    static void unlock(lock_type &m, node_type &)
+    {
+        m.unlock();
+    }
+};
+
+struct Absl {
+    static constexpr const char *name = "absl";
+    using lock_type = absl::Mutex;
+    using node_type = bench::NoNode;
+    static void init(lock_type &)
+    {
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void lock(lock_type &m, node_type &)
+    {
+        m.Lock();
+    }
+    static bool try_lock(lock_type &m, node_type &)
+    {
+        return m.TryLock();
+    }
+    static void unlock(lock_type &m, node_type &)
+    {
+        m.Unlock();
+    }
+};
+
+// ck_fas and ck_ticket share one shape; only the four C functions differ.
+template <void (*Init)(bl_ck_lock_t *), void (*Lock)(bl_ck_lock_t *),
+          bool (*TryLock)(bl_ck_lock_t *), void (*Unlock)(bl_ck_lock_t *)>
+struct CkSimple {
+    using lock_type = bl_ck_lock_t;
+    using node_type = bench::NoNode;
+    static void init(lock_type &m)
+    {
+        Init(&m);
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void lock(lock_type &m, node_type &)
+    {
+        Lock(&m);
+    }
+    static bool try_lock(lock_type &m, node_type &)
+    {
+        return TryLock(&m);
+    }
+    static void unlock(lock_type &m, node_type &)
+    {
+        Unlock(&m);
+    }
+};
+
+struct CkFas : CkSimple<bl_ck_fas_init, bl_ck_fas_lock, bl_ck_fas_trylock, bl_ck_fas_unlock> {
+    static constexpr const char *name = "ck_fas";
+};
+
+struct CkTicket
+    : CkSimple<bl_ck_ticket_init, bl_ck_ticket_lock, bl_ck_ticket_trylock, bl_ck_ticket_unlock> {
+    static constexpr const char *name = "ck_ticket";
+};
+
+struct CkMcs {
+    static constexpr const char *name = "ck_mcs";
+    using lock_type = bl_ck_lock_t;
+    using node_type = bl_ck_node_t;
+    static void init(lock_type &m)
+    {
+        bl_ck_mcs_init(&m);
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void lock(lock_type &m, node_type &n)
+    {
+        bl_ck_mcs_lock(&m, &n);
+    }
+    static bool try_lock(lock_type &m, node_type &n)
+    {
+        return bl_ck_mcs_trylock(&m, &n);
+    }
+    static void unlock(lock_type &m, node_type &n)
+    {
+        bl_ck_mcs_unlock(&m, &n);
+    }
+};
+
+struct SpinCas {
+    static constexpr const char *name = "spin_cas";
+    using lock_type = bl_spin_cas_t;
+    using node_type = bench::NoNode;
+    static void init(lock_type &m)
+    {
+        m.word = 0;
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void lock(lock_type &m, node_type &)
+    {
+        bl_spin_cas_lock(&m);
+    }
+    static bool try_lock(lock_type &m, node_type &)
+    {
+        return bl_spin_cas_trylock(&m);
+    }
+    static void unlock(lock_type &m, node_type &)
+    {
+        bl_spin_cas_unlock(&m);
+    }
+};
+
+template <class... Cs> struct List {
+};
+
+// The contender table: every scenario below runs for each entry, in order.
+using Contenders = List<Park, Pthread, PthreadAdaptive, Std, Absl, CkFas, CkTicket, CkMcs, SpinCas>;
+
+// ---- shared state -------------------------------------------------------
+
+// A mutex on its own cache line.
+template <class C> struct alignas(64) Padded {
+    typename C::lock_type m;
+};
+
+// One cache line of data guarded by the contended mutex.
+struct alignas(64) Line {
+    uint64_t v[8];
+};
+
+template <class C> struct Contended {
+    Padded<C> lock;
+    Line a{}, b{};
+};
+
+// ---- scenarios ----------------------------------------------------------
+
+template <class C> void uncontended(benchmark::State &state)
+{
+    auto p = std::make_unique<Padded<C>>();
+    typename C::node_type node{};
+    C::init(p->m);
+    for (auto _ : state) {
+        C::lock(p->m, node);
+        C::unlock(p->m, node);
+        benchmark::ClobberMemory();
+    }
+    C::destroy(p->m);
+}
+
+template <class C> void contended(benchmark::State &state, int threads)
+{
+    auto g = std::make_unique<Contended<C>>();
+    C::init(g->lock.m);
+    bench::WindowResult r;
+    for (auto _ : state) {
+        r = bench::run_window(threads, [&g](bench::Window &w, int index) {
+            typename C::node_type node{};
+            uint64_t x = static_cast<uint64_t>(index) + 1, ops = 0, worst = 0;
+            w.start();
+            while (w.running()) {
+                uint64_t t0 = bench::ticks();
+                C::lock(g->lock.m, node);
+                worst = std::max(worst, bench::ticks_since(t0));
+                g->a.v[0] += 1; // the critical section: two shared lines
+                g->b.v[0] += g->a.v[0];
+                C::unlock(g->lock.m, node);
+                x = bench::local_work(x);
+                ++ops;
+            }
+            benchmark::DoNotOptimize(x);
+            return bench::ThreadResult{ops, worst};
+        });
+        bench::set_time_per_op(state, r);
+    }
+    C::destroy(g->lock.m);
+    if (g->a.v[0] != r.total_ops())
+        state.SkipWithError("lost updates: mutual exclusion broken");
+    bench::report_contended(state, r);
+}
+
+// Hand-off through three mutexes M0..M2, each thread only ever unlocking
+// mutexes it locked itself (std::mutex, pthread and absl require that).
+// Thread A starts holding M0 and M1, thread B holding M2. In round k
+// (i = k mod 3):
+//   A: unlock M[i], then lock M[i+2]      (held by B)
+//   B: lock M[i] (released by A), then unlock M[i+2]
+// so each round wakes B and then A: one round trip, timed by A from its
+// unlock to its lock returning. Holdings rotate and repeat every 3 rounds.
+// To stop, A sets `done` before its unlock; B sees it once it holds M[i],
+// and both release what they hold.
+template <class C> struct Handoff {
+    Padded<C> m[3];
+    alignas(64) std::atomic<bool> done{false};
+};
+
+template <class C>
+bench::ThreadResult handoff_ping(bench::Window &w, Handoff<C> &h, bench::Histogram &hist)
+{
+    typename C::node_type node[3]{};
+    uint64_t rounds = 0;
+    C::lock(h.m[0].m, node[0]);
+    C::lock(h.m[1].m, node[1]);
+    w.start();
+    for (int i = 0;; i = (i + 1) % 3) {
+        int next = (i + 1) % 3, prev = (i + 2) % 3;
+        bool last = !w.running();
+        if (last)
+            h.done.store(true, std::memory_order_relaxed); // ordered by unlock of M[i]
+        uint64_t t0 = bench::ticks();
+        C::unlock(h.m[i].m, node[i]);
+        if (last) {
+            C::unlock(h.m[next].m, node[next]);
+            break;
+        }
+        C::lock(h.m[prev].m, node[prev]);
+        hist.record(bench::ticks_since(t0));
+        ++rounds;
+    }
+    return bench::ThreadResult{rounds, 0};
+}
+
+template <class C> bench::ThreadResult handoff_echo(bench::Window &w, Handoff<C> &h)
+{
+    typename C::node_type node[3]{};
+    C::lock(h.m[2].m, node[2]);
+    w.start();
+    for (int i = 0;; i = (i + 1) % 3) {
+        int prev = (i + 2) % 3;
+        C::lock(h.m[i].m, node[i]);
+        bool done = h.done.load(std::memory_order_relaxed); // ordered by lock of M[i]
+        C::unlock(h.m[prev].m, node[prev]);
+        if (done) {
+            C::unlock(h.m[i].m, node[i]);
+            break;
+        }
+    }
+    return bench::ThreadResult{};
+}
+
+template <class C> void handoff(benchmark::State &state)
+{
+    auto h = std::make_unique<Handoff<C>>();
+    for (Padded<C> &p : h->m)
+        C::init(p.m);
+    bench::Histogram hist;
+    bench::WindowResult r;
+    for (auto _ : state) {
+        r = bench::run_window(2, [&h, &hist](bench::Window &w, int index) {
+            return index == 0 ? handoff_ping<C>(w, *h, hist) : handoff_echo<C>(w, *h);
+        });
+        bench::set_time_per_op(state, r);
+    }
+    for (Padded<C> &p : h->m)
+        C::destroy(p.m);
+    bench::report_handoff(state, r, hist);
+}
+
+// ---- registration -------------------------------------------------------
+
+template <class... Cs> void register_all(List<Cs...>)
+{
+    (bench::add_single(bench::row_name("mutex", "uncontended", Cs::name), uncontended<Cs>), ...);
+    for (int t : bench::kThreadCounts)
+        (bench::add_windowed(bench::row_name("mutex", "contended", Cs::name, t),
+                             [t](benchmark::State &s) { contended<Cs>(s, t); }),
+         ...);
+    (bench::add_windowed(bench::row_name("mutex", "handoff", Cs::name), handoff<Cs>), ...);
+}
+
+} // namespace
+
+void bench::register_mutex()
+{
+    // Debian's libabsl is built without NDEBUG, so absl::Mutex would run its
+    // lock-order deadlock detector on every Lock (several times slower, and
+    // it aborts on the hand-off rotation). Release builds of absl have it
+    // compiled out; this makes the packaged one behave the same way.
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    register_all(Contenders{});
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Checks tools/report on synthetic google-benchmark JSON (synth.py).
+
+usage: python3 tools/report.d/selftest.py
+
+Needs nothing built. Prints one line per check and 'N passed, N failed';
+exits 1 when a check fails.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPORT = os.path.join(os.path.dirname(HERE), "report")
+SYNTH = os.path.join(HERE, "synth.py")
+
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(ok)
+    print("%s: %s%s" % ("ok" if ok else "FAIL", name, "" if ok else " (%s)" % detail))
+
+
+def run(*args):
+    p = subprocess.run([REPORT] + list(args), capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def have_matplotlib():
+    if importlib.util.find_spec("matplotlib"):
+        return True
+    if os.access("/usr/bin/python3", os.X_OK):
+        p = subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
+                           capture_output=True)
+        return p.returncode == 0
+    return False
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        full, quick, after = (os.path.join(tmp, d) for d in ("full", "quick", "after"))
+        for d, extra in ((full, []), (quick, ["--reps", "1"]),
+                         (after, ["--scale", "0.8", "--seed", "2"])):
+            subprocess.run([sys.executable, SYNTH, d] + extra, check=True,
+                           capture_output=True)
+        out = os.path.join(tmp, "out")
+        rc, _, err = run("-o", out, "--command", "tools/bench",
+                         os.path.join(full, "park_bench.json"),
+                         os.path.join(full, "rust_peers.json"))
+        check("report exits 0", rc == 0, err)
+        text = open(os.path.join(out, "REPORT.md"), encoding="utf-8").read() if rc == 0 else ""
+        for needle in ("# park benchmark report", "## Machine and build", "## Summary",
+                       "### mutex", "### sem", "## mutex", "### mutex / contended",
+                       "| **park** |", "rust_parking_lot", "park ratio",
+                       "### Fairness: park beside pthread", "`tools/bench`", "min/max",
+                       "worst wait", "p99.9", "csw/op"):
+            check("REPORT.md has %r" % needle, needle in text)
+        check("google-benchmark suffix /real_time stripped", "real_time" not in text)
+        if have_matplotlib():
+            for png in ("mutex_contended.png", "sem_contended.png"):
+                path = os.path.join(out, png)
+                ok = os.path.exists(path) and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+                check("%s written" % png, ok)
+                check("%s linked" % png, "](%s)" % png in text)
+        else:
+            check("missing matplotlib is reported", "plots skipped" in text)
+
+        # park 0.8x faster in "after": the ratio of a park row is 0.80.
+        out2 = os.path.join(tmp, "cmp")
+        rc, stdout, err = run("-o", out2, "--compare", full, after)
+        check("compare exits 0", rc == 0, err)
+        check("compare writes COMPARE.md", os.path.exists(os.path.join(out2, "COMPARE.md")))
+        line = [ln for ln in stdout.splitlines() if ln.startswith("| mutex/uncontended/park |")]
+        ok = bool(line) and abs(float(line[0].split("|")[4]) - 0.8) < 0.1
+        check("compare ratio of mutex/uncontended/park is about 0.8", ok, line)
+
+        # One repetition: iteration rows instead of aggregates.
+        out3 = os.path.join(tmp, "quick_out")
+        rc, _, err = run("-o", out3, os.path.join(quick, "park_bench.json"))
+        check("one-repetition JSON reports", rc == 0, err)
+
+        # A file cut short by a crashed run still gives its complete rows.
+        src = open(os.path.join(full, "park_bench.json"), encoding="utf-8").read()
+        cut = os.path.join(tmp, "cut.json")
+        with open(cut, "w", encoding="utf-8") as f:
+            f.write(src[: len(src) // 2])
+        out4 = os.path.join(tmp, "cut_out")
+        rc, _, err = run("-o", out4, cut)
+        check("cut-short JSON reports with a warning", rc == 0 and "cut short" in err, err)
+
+        # Not benchmark JSON at all: a clear error.
+        bad = os.path.join(tmp, "bad.json")
+        with open(bad, "w") as f:
+            json.dump({"x": 1}, f)
+        rc, _, err = run("-o", out4, bad)
+        check("non-benchmark JSON is an error", rc == 1 and "not google-benchmark JSON" in err, err)
+
+    failed = results.count(False)
+    print("%d passed, %d failed" % (len(results) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Write synthetic benchmark JSON in google-benchmark's shape, to exercise
+tools/report without running anything.
+
+usage: python3 tools/report.d/synth.py OUTDIR [--reps N] [--seed S] [--scale F]
+
+Writes OUTDIR/park_bench.json (C++ harness rows) and OUTDIR/rust_peers.json
+(Rust peer rows).  --reps 1 writes plain iteration rows, as google-benchmark
+does when it runs one repetition; --scale multiplies park's times (to make an
+"after" file for tools/report --compare).
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+
+THREADS = [1, 2, 4, 8, 16]
+
+
+def context(executable, reps):
+    return {
+        "date": "2024-12-02T17:30:00+00:00",
+        "host_name": os.uname().nodename,
+        "executable": executable,
+        "num_cpus": 2,
+        "mhz_per_cpu": 2400,
+        "cpu_scaling_enabled": False,
+        "caches": [{"type": "Data", "level": 1, "size": 32768, "num_sharing": 1}],
+        "load_avg": [0.31, 0.22, 0.15],
+        "library_build_type": "release",
+    }
+
+
+class Gen:
+    def __init__(self, reps, rnd, scale):
+        self.reps = reps
+        self.rnd = rnd
+        self.scale = scale
+        self.rows = []
+        self.family_index = -1
+
+    def family(self):
+        self.family_index += 1
+        self.instance = 0
+
+    def bench(self, name, threads, time_ns, ips=None, counters=None, real_time_suffix=False,
+              contender=None):
+        """time_ns: time per op; ips: throughput (items_per_second)."""
+        if contender == "park":
+            time_ns *= self.scale
+            if ips:
+                ips /= self.scale
+        run_name = name
+        if real_time_suffix:
+            run_name += "/real_time"
+        if threads:
+            run_name += "/threads:%d" % threads
+        samples = []
+        for _ in range(self.reps):
+            jitter = self.rnd.uniform(0.95, 1.07)
+            s = {"real_time": time_ns * jitter, "cpu_time": time_ns * jitter * 0.98}
+            if ips:
+                s["items_per_second"] = ips / jitter
+            for k, v in (counters or {}).items():
+                s[k] = v * self.rnd.uniform(0.9, 1.1) if isinstance(v, float) else v
+            samples.append(s)
+        base = {
+            "family_index": self.family_index,
+            "per_family_instance_index": self.instance,
+            "run_name": run_name,
+            "repetitions": self.reps,
+            "threads": threads or 1,
+            "time_unit": "ns",
+        }
+        self.instance += 1
+        if self.reps == 1:
+            row = dict(base, name=run_name, run_type="iteration", repetition_index=0,
+                       iterations=100000)
+            row.update(samples[0])
+            self.rows.append(row)
+            return
+        for agg, fn in (("mean", statistics.fmean), ("median", statistics.median),
+                        ("stddev", statistics.stdev)):
+            row = dict(base, name=run_name + "_" + agg, run_type="aggregate",
+                       aggregate_name=agg, aggregate_unit="time", iterations=self.reps)
+            for k in samples[0]:
+                row[k] = fn([s[k] for s in samples])
+            self.rows.append(row)
+        cv = dict(base, name=run_name + "_cv", run_type="aggregate", aggregate_name="cv",
+                  aggregate_unit="percentage", iterations=self.reps)
+        for k in samples[0]:
+            m = statistics.fmean([s[k] for s in samples])
+            cv[k] = statistics.stdev([s[k] for s in samples]) / m if m else 0
+        self.rows.append(cv)
+
+
+def cxx(reps, rnd, scale):
+    g = Gen(reps, rnd, scale)
+    mutexes = {"park": (14, 1.0), "pthread_mutex": (15.5, 0.55),
+               "pthread_mutex_adaptive": (16, 0.7), "std_mutex": (15.6, 0.55),
+               "absl_mutex": (17, 0.8), "ck_spinlock_fas": (9, 0.1),
+               "ck_spinlock_ticket": (10, 0.05), "ck_spinlock_mcs": (13, 0.06),
+               "cas_spinlock": (8.5, 0.1)}
+    g.family()
+    for c, (t, _) in mutexes.items():
+        g.bench("mutex/uncontended/" + c, None, t, contender=c)
+    g.family()
+    for c, (t, q) in mutexes.items():
+        for th in THREADS:
+            base = 1e9 / (t * 1.3)
+            if th == 1:
+                ips = base
+            elif th == 2:
+                ips = base * 0.45 * (1 + q)
+            else:
+                over = 1 if c in ("park", "absl_mutex", "pthread_mutex_adaptive") else (
+                    0.6 if not c.startswith("ck") and c != "cas_spinlock" else 0.002 * th)
+                ips = base * 0.45 * (1 + q) * over
+            g.bench("mutex/contended/" + c, th, 1e9 / ips * th, ips=ips,
+                    counters={"csw_per_op": 0.02 * th if th > 1 else 0.0},
+                    real_time_suffix=True, contender=c)
+    g.family()
+    for c in ("park", "pthread_mutex", "std_mutex", "ck_spinlock_ticket"):
+        lo = {"park": 9000, "pthread_mutex": 1200, "std_mutex": 1150,
+              "ck_spinlock_ticket": 12400}[c]
+        g.bench("mutex/fairness/" + c, 4, 80.0, ips=1.25e7,
+                counters={"min_acq": lo, "max_acq": 12500, "fairness": lo / 12500,
+                          "worst_wait_ns": {"park": 2.1e5, "pthread_mutex": 4.3e7,
+                                            "std_mutex": 4.1e7,
+                                            "ck_spinlock_ticket": 9e6}[c] * 1.0,
+                          "csw_per_op": 0.05},
+                real_time_suffix=True, contender=c)
+    g.family()
+    for c, t in (("park", 9000.0), ("pthread_mutex", 11000.0), ("std_mutex", 11200.0)):
+        g.bench("mutex/handoff/" + c, None, t,
+                counters={"p50_ns": t / 2.2, "p99_ns": t * 2.0, "p999_ns": t * 6.0,
+                          "csw_per_op": 2.0},
+                contender=c)
+    sems = {"park": 12, "posix_sem": 18, "std_counting_semaphore": 20,
+            "condvar_sem": 45}
+    g.family()
+    for c, t in sems.items():
+        g.bench("sem/uncontended/" + c, None, t, contender=c)
+    g.family()
+    for c, t in sems.items():
+        for th in THREADS:
+            ips = 1e9 / t * (0.5 if th > 1 else 1) * (0.5 if th > 2 and c == "condvar_sem" else 1)
+            g.bench("sem/contended/" + c, th, 1e9 / ips * th, ips=ips,
+                    counters={"csw_per_op": 0.1 * (th > 1)}, real_time_suffix=True,
+                    contender=c)
+    return {"context": context("build/bench/benchmarks/park_bench", reps),
+            "benchmarks": g.rows}
+
+
+def rust(reps, rnd):
+    g = Gen(reps, rnd, 1.0)
+    peers = {"rust_parking_lot": (12.5, 0.9), "rust_std": (14.5, 0.6),
+             "rust_tokio": (25.0, 0.5)}
+    g.family()
+    for c, (t, _) in peers.items():
+        g.bench("mutex/uncontended/" + c, None, t, contender=c)
+    g.family()
+    for c, (t, q) in peers.items():
+        for th in THREADS:
+            ips = 1e9 / (t * 1.3) * (1 if th == 1 else 0.45 * (1 + q))
+            g.bench("mutex/contended/" + c, th, 1e9 / ips * th, ips=ips,
+                    counters={"csw_per_op": 0.01 * th}, contender=c)
+    g.family()
+    for c, t in (("rust_tokio", 30.0),):
+        g.bench("sem/uncontended/" + c, None, t, contender=c)
+    ctx = context("benchmarks/peers/rust/target/release/park-peers", reps)
+    ctx.update({"harness": "park-peers", "compiler": "rustc 1.63.0",
+                "peer_versions": "parking_lot 0.12.1, tokio 1.24.2",
+                "min_time_s": 0.2, "repetitions": reps})
+    return {"context": ctx, "benchmarks": g.rows}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("outdir")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--scale", type=float, default=1.0)
+    a = ap.parse_args()
+    os.makedirs(a.outdir, exist_ok=True)
+    rnd = random.Random(a.seed)
+    for fname, data in (("park_bench.json", cxx(a.reps, rnd, a.scale)),
+                        ("rust_peers.json", rust(a.reps, rnd))):
+        with open(os.path.join(a.outdir, fname), "w") as f:
+            json.dump(data, f, indent=2)
+    print("wrote %s/park_bench.json and %s/rust_peers.json" % (a.outdir, a.outdir))
+
+
+if __name__ == "__main__":
+    main()
