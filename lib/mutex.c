@@ -64,6 +64,7 @@
 #include <park/mutex.h>
 
 #include "os/os.h"
+#include "os/probe.h"
 #include "wait/wait.h"
 
 #define L PARK__MUTEX_LOCKED
@@ -231,8 +232,10 @@ static void unlock_finish(void *ctx, bool more)
      * two threads would otherwise pay one per wait). The first unlock that
      * finds the queue empty clears it. */
     uint32_t s = more || u->granted >= 0 ? P : 0;
-    if (u->granted == GRANT_HANDOFF)
+    if (u->granted == GRANT_HANDOFF) {
         s |= L;
+        PARK__PROBE1(handoff, u->m);
+    }
     /* L|P -> 0 | P | L | L|P. release: pairs with the acquire CAS of the
      * next locker (a hand-off is ordered by the bucket unlock and the
      * waiter's acquire of `woken`). The last access to *m. */
@@ -263,5 +266,6 @@ static unsigned hinted_select(void *ctx, park__waiter_t *w)
  * address (if any; the hint slot is shared) is woken to retry. */
 void park__mutex_unlock_hinted(const void *m)
 {
+    PARK__PROBE1(hinted, m);
     park__unpark(m, hinted_select, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <errno.h>
 
 #include "os/os.h"
+#include "os/probe.h"
 #include "wait/wait.h"
 
 #define BUCKET_BITS 9
@@ -160,6 +161,7 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
         /* acquire: as above. */
         if (atomic_load_explicit(&w->woken, memory_order_acquire))
             return SLEEP_WOKEN;
+        PARK__PROBE1(park, w->key);
         /* Any return may be spurious (or an early timeout under fault
          * injection): only `woken` and the clock are trusted. */
         park__futex_wait((uint32_t *)&w->woken, 0, deadline);
@@ -210,6 +212,7 @@ static void wake_granted(park__waiter_t *w)
             w->notify(w);
         } else {
             uint32_t *word = (uint32_t *)&w->woken;
+            PARK__PROBE1(wake, w->key);
             /* release: pairs with the acquire loads in thread_sleep. */
             atomic_store_explicit(&w->woken, 1, memory_order_release);
             park__futex_wake(word, 1);
@@ -251,6 +254,7 @@ size_t park__unpark(const void *key, park__select_fn select, park__finish_fn fin
         finish(ctx, more);
     bucket_unlock(b);
 
+    PARK__PROBE2(unpark, key, n);
     wake_granted(granted);
     return n;
 }
@@ -263,6 +267,7 @@ bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void 
     bool was_queued = w->queued;
     if (was_queued) {
         unlink_waiter(b, w);
+        PARK__PROBE1(timeout, key);
         if (removed)
             removed(ctx, key_has_waiters(b, key));
     }
