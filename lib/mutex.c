@@ -2,56 +2,62 @@
  *
  * State word (park_mutex_t.state_), bits named in park/mutex.h:
  *
- *   LOCKED  the mutex is held
- *   PARKED  waiters may be queued in lib/wait under the mutex's address
+ *   L  LOCKED       the mutex is held
+ *   P  PARKED       waiters may be queued in lib/wait under the address
+ *   S  SLOW_UNLOCK  the holder took the lock while P was set (or was handed
+ *                   it): its unlock must take the slow path. Only with L.
  *
  *   state      meaning
  *   0          free, nobody queued (or see "the store unlock" below)
- *   L          held, nobody queued (ditto)
- *   L|P        held, waiters queued, or the lock was contended a moment
- *              ago (the next unlock checks the queue)
+ *   L          held, taken uncontended: unlock may be a plain store
+ *   L|P        held, waiters queued (set while held)
+ *   L|P|S      held, taken from a contended state; L|S once P is cleared
  *   P          free, a woken waiter is on its way to retry (others may be
  *              queued)
  *
  * Transitions (x is P or 0):
- *   lock, trylock        x -> x|L            CAS (fast path: 0 -> L)
- *   unlock               L -> 0              store (or CAS, see below)
- *   park (validate)      L -> L|P            CAS, bucket locked
- *   unlock, slow         L|P -> P            store, bucket locked: wake the
+ *   lock, trylock        0 -> L, P -> L|P|S  CAS (fast path: 0 -> L)
+ *   unlock               L -> 0              load + store (or CAS)
+ *   park (validate)      L[|S] -> L|P[|S]    CAS, bucket locked
+ *   unlock, slow         L|P[|S] -> P        store, bucket locked: wake the
  *                                            oldest waiter, which retries
- *                        L|P -> 0            store, bucket locked: queue empty
- *                        L|P -> L | L|P      store, bucket locked: hand the
+ *                        L|P[|S] -> 0        store, bucket locked: queue empty
+ *                        L|P[|S] -> L|S[|P]  store, bucket locked: hand the
  *                                            lock to a waiter that has waited
  *                                            FAIR_NS (no barging possible)
- *   last waiter leaves   x|L|P -> x|L, P->0  fetch_and, bucket locked
+ *   last waiter leaves   P -> 0, L..|P -> L.. fetch_and, bucket locked
  *
- * While L|P is set only bucket-lock holders change the word, so the slow
- * unlock decides and stores under the bucket lock, and that store is its
- * last access to the mutex: the woken waiter and everything else it still
- * touches live in lib/wait (rule 9).
+ * While P or S is set only bucket-lock holders change the word (lockers need
+ * L clear to CAS, and such unlocks are slow), so the slow unlock decides and
+ * stores under the bucket lock, and that store is its last access to the
+ * mutex: the woken waiter and everything else it still touches live in
+ * lib/wait (rule 9). P stays set while anyone was granted, even the last
+ * waiter: a contended mutex keeps unlocking through the queue until an
+ * unlock finds it empty.
  *
  * The store unlock. Where membarrier(2) works, the uncontended unlock is
  * "load L; store 0" instead of a CAS. A waiter may set P between that load
- * and that store, and the store then erases P: that waiter is queued but
- * the word no longer says so. Two things repair it:
+ * and that store, and the store then erases P: that waiter is queued but the
+ * word no longer says so. Two things repair it:
  *   1. After its store, the unlock reads the wait-queue hint of the mutex's
  *      address (park__hint_of, a global table, so reading it after the
- *      hand-over is allowed) and, if waiters may exist, wakes the oldest
- *      one (park__mutex_unlock_hinted) without touching the mutex.
- *   2. The waiter that set P (the L -> L|P transition, the only point where
- *      an unlock can be between its load and its store) issues a
- *      membarrier after it is queued (and so counted in the hint) and
- *      before it sleeps, then re-reads the word. The membarrier makes the
- *      pair {unlock: store state; load hint} / {waiter: hint += 1;
- *      membarrier; load state} a Dekker pair: either the unlock sees the
- *      hint and wakes a waiter, or the waiter sees P gone and retries
- *      instead of sleeping.
- * Waiters that find P already set queue without a membarrier: the one who
- * set it covers them, since every thread it wakes or that retries after it
- * has seen them in the queue (through the bucket lock), and so sees their
- * hint when it next unlocks. The membarrier (a few microseconds) is thus
- * paid once per uncontended -> contended transition, not once per sleep.
- * Without membarrier the unlock stays a CAS, which never erases P.
+ *      hand-over is allowed) and, if waiters may exist, wakes the oldest one
+ *      (park__mutex_unlock_hinted) without touching the mutex.
+ *   2. A waiter about to sleep while the holder may unlock by store (S was
+ *      clear when it validated) issues a membarrier after it is queued (and
+ *      so counted in the hint), then re-reads the word, and sleeps only if P
+ *      is still set. The membarrier makes {unlock: store state; load hint} /
+ *      {waiter: hint += 1; membarrier; load state} a Dekker pair: either the
+ *      unlock sees the hint and wakes a waiter, or the waiter sees P gone and
+ *      retries instead of sleeping.
+ * A waiter that saw S set needs no membarrier: that holder unlocks through
+ * the bucket lock, and every later holder takes the lock from P (which stays
+ * set while anyone is queued) and so carries S too. So the membarrier (a few
+ * microseconds) is paid when a mutex goes from uncontended to contended, not
+ * on every sleep: a mutex passed back and forth between sleeping threads
+ * pays none. (tests/model/mutex.pml checks this protocol, with x86-TSO store
+ * buffers, and rejects variants without the membarrier or the hint.)
+ * Without membarrier the unlock is a CAS, which never erases P.
  *
  * A waiter that is woken without a hand-off and loses the race to a barger
  * re-queues at the front, keeping its original start time, so the next
@@ -69,6 +75,7 @@
 
 #define L PARK__MUTEX_LOCKED
 #define P PARK__MUTEX_PARKED
+#define S PARK__MUTEX_SLOW_UNLOCK
 
 #define FAIR_NS 1000000u /* a waiter older than this is handed the lock */
 #define SPIN 40          /* lock attempts on loads before parking */
@@ -105,9 +112,9 @@ int park_mutex_destroy(park_mutex_t *m)
 static bool try_take(park_mutex_t *m, uint32_t *s)
 {
     while (!(*s & L)) {
-        /* x -> x|L; acquire: pairs with the unlock's release. */
-        if (__atomic_compare_exchange_n(&m->state_, s, *s | L, true, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
+        /* 0 -> L, P -> L|P|S; acquire: pairs with the unlock's release. */
+        if (__atomic_compare_exchange_n(&m->state_, s, *s | PARK__MUTEX_TAKE(*s), true,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
             return true;
     }
     return false;
@@ -115,33 +122,31 @@ static bool try_take(park_mutex_t *m, uint32_t *s)
 
 struct lock_ctx {
     park_mutex_t *m;
-    bool set_parked; /* this waiter made the L -> L|P transition */
+    bool covered; /* the holder seen at validate unlocks slowly (S) */
 };
 
 static bool park_validate(void *ctx)
 {
     struct lock_ctx *c = ctx;
     uint32_t s = __atomic_load_n(&c->m->state_, __ATOMIC_RELAXED);
-    c->set_parked = false;
     for (;;) {
         if (!(s & L))
             return false; /* free again: retry instead of sleeping */
+        c->covered = (s & S) != 0;
         if (s & P)
             return true;
-        /* L -> L|P; relaxed: the bucket lock orders it against the slow
-         * unlock; the store unlock is handled by park_before_sleep. */
+        /* L[|S] -> L|P[|S]; relaxed: the bucket lock orders it against the
+         * slow unlock; the store unlock is handled by park_before_sleep. */
         if (__atomic_compare_exchange_n(&c->m->state_, &s, s | P, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
-            c->set_parked = true;
+                                        __ATOMIC_RELAXED))
             return true;
-        }
     }
 }
 
 static void park_removed(void *ctx, bool more)
 {
     struct lock_ctx *c = ctx;
-    if (!more) /* x|L|P -> x|L, P -> 0; relaxed: only P changes */
+    if (!more) /* P -> 0, L..|P -> L..; relaxed: only P changes */
         __atomic_fetch_and(&c->m->state_, ~P, __ATOMIC_RELAXED);
 }
 
@@ -149,7 +154,7 @@ static void park_removed(void *ctx, bool more)
 static bool park_before_sleep(void *ctx)
 {
     struct lock_ctx *c = ctx;
-    if (!c->set_parked || !park__mutex_store_unlock)
+    if (c->covered || !park__mutex_store_unlock)
         return true;
     park__os_membarrier();
     /* relaxed: the membarrier above orders it after our hint and makes a
@@ -233,10 +238,10 @@ static void unlock_finish(void *ctx, bool more)
      * finds the queue empty clears it. */
     uint32_t s = more || u->granted >= 0 ? P : 0;
     if (u->granted == GRANT_HANDOFF) {
-        s |= L;
+        s |= L | S;
         PARK__PROBE1(handoff, u->m);
     }
-    /* L|P -> 0 | P | L | L|P. release: pairs with the acquire CAS of the
+    /* L|P[|S] -> 0 | P | L|S | L|S|P. release: pairs with the acquire CAS of the
      * next locker (a hand-off is ordered by the bucket unlock and the
      * waiter's acquire of `woken`). The last access to *m. */
     __atomic_store_n(&u->m->state_, s, __ATOMIC_RELEASE);

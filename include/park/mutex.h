@@ -40,6 +40,10 @@ typedef struct park_mutex {
 /* Private: the state word's bits (lib/mutex.c documents the machine). */
 #define PARK__MUTEX_LOCKED 1u
 #define PARK__MUTEX_PARKED 2u
+#define PARK__MUTEX_SLOW_UNLOCK 4u
+/* Private: what a lock taken from a free state s adds to it. */
+#define PARK__MUTEX_TAKE(s) \
+    (PARK__MUTEX_LOCKED | ((s) & PARK__MUTEX_PARKED ? PARK__MUTEX_SLOW_UNLOCK : 0u))
 
 /* Private: out-of-line slow paths of the inline functions below. */
 PARK_API void park__mutex_lock_slow(park_mutex_t *m);
@@ -78,7 +82,7 @@ static inline bool park_mutex_trylock(park_mutex_t *m)
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     while (!(s & PARK__MUTEX_LOCKED)) {
         /* acquire: pairs with the release in park_mutex_unlock. */
-        if (__atomic_compare_exchange_n(&m->state_, &s, s | PARK__MUTEX_LOCKED, true,
+        if (__atomic_compare_exchange_n(&m->state_, &s, s | PARK__MUTEX_TAKE(s), true,
                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
             return true;
     }
