@@ -285,6 +285,8 @@ template <class Fn> void add_windowed(const std::string &name, Fn fn)
 // One per family; main() calls each before running.
 void register_mutex();
 void register_sem();
+void register_rwlock();
+void register_lazy();
 
 } // namespace bench
 

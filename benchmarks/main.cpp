@@ -167,6 +167,8 @@ int main(int argc, char **argv)
     bench::set_filter(flag(args, "benchmark_filter", ""));
     bench::register_mutex();
     bench::register_sem();
+    bench::register_rwlock();
+    bench::register_lazy();
     if (truthy(flag(args, "benchmark_list_tests", "false"))) {
         for (const std::string &row : bench::list_rows())
             std::printf("%s\n", row.c_str());

@@ -7,5 +7,7 @@
 #include <park/time.h>
 #include <park/mutex.h>
 #include <park/sem.h>
+#include <park/rwlock.h>
+#include <park/lazy.h>
 
 #endif /* PARK_PARK_H */

@@ -283,3 +283,14 @@ bool park__wait_has_waiters(const void *key)
     bucket_unlock(b);
     return any;
 }
+
+size_t park__wait_count(const void *key)
+{
+    bucket_t *b = bucket_of(key);
+    size_t n = 0;
+    bucket_lock(b);
+    for (const park__waiter_t *w = b->head; w; w = w->next)
+        n += w->key == key;
+    bucket_unlock(b);
+    return n;
+}

@@ -124,4 +124,7 @@ bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void 
 /* True if any waiter is queued on key right now (takes the bucket lock). */
 bool park__wait_has_waiters(const void *key);
 
+/* How many waiters are queued on key right now (takes the bucket lock). */
+size_t park__wait_count(const void *key);
+
 #endif /* PARK_LIB_WAIT_H */

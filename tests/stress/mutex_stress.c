@@ -21,28 +21,6 @@
 #include "test.h"
 #include "wait/wait.h" /* white box: park__wait_has_waiters */
 
-#define MS 1000000u
-#define US 1000u
-
-/* xorshift64*: cheap per-thread randomness for choosing paths. */
-static uint32_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (uint32_t)((*s * 0x2545f4914f6cdd1du) >> 32);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return rng_next(s) % n;
-}
-
-static uint64_t rng_seed(unsigned id)
-{
-    return ((uint64_t)id + 1) * 0x9e3779b97f4a7c15u | 1;
-}
-
 /* Yields until a waiter is queued on m (it is blocked in lock, not
  * spinning). Bounded by the watchdog: whoever we wait for must block, since
  * the caller holds m. */
@@ -111,9 +89,9 @@ static void excl_acquire(struct excl_thread *t, unsigned mode)
         for (int i = 0; i < EXCL_LOCK_UNTIL_RETRIES; i++) {
             /* Short deadlines, now and then one already passed (a free
              * mutex must still be taken then). */
-            park_time_t deadline = rng_below(&t->rng, 8) == 0
+            park_time_t deadline = test_rng_below(&t->rng, 8) == 0
                                        ? park_now() - 1
-                                       : park_deadline_in(US + rng_below(&t->rng, 300 * US));
+                                       : park_deadline_in(US + test_rng_below(&t->rng, 300 * US));
             int rc = park_mutex_lock_until(m, deadline);
             if (rc == 0)
                 return;
@@ -142,11 +120,11 @@ static bool excl_critical_section(struct excl_thread *t)
         return false;
     for (int i = 0; i < EXCL_INCREMENTS; i++)
         x->inside++;
-    if (rng_below(&t->rng, EXCL_YIELD_ONE_IN) == 0)
+    if (test_rng_below(&t->rng, EXCL_YIELD_ONE_IN) == 0)
         sched_yield();
-    if (rng_below(&t->rng, EXCL_LONG_HOLD_ONE_IN) == 0) {
+    if (test_rng_below(&t->rng, EXCL_LONG_HOLD_ONE_IN) == 0) {
         /* The holder may be preempted for milliseconds. */
-        test_sleep_ns(2 * MS + rng_below(&t->rng, 3 * MS + 1));
+        test_sleep_ns(2 * MS + test_rng_below(&t->rng, 3 * MS + 1));
         t->long_holds++;
     }
     ASSERT_EQ(x->inside, EXCL_INCREMENTS);
@@ -163,7 +141,7 @@ static void *excl_thread_main(void *arg)
     struct excl_thread *t = arg;
     pthread_barrier_wait(&t->x->start);
     for (;;) {
-        excl_acquire(t, rng_below(&t->rng, MODE_COUNT));
+        excl_acquire(t, test_rng_below(&t->rng, MODE_COUNT));
         bool more = excl_critical_section(t);
         park_mutex_unlock(&t->x->m);
         if (!more)
@@ -185,7 +163,7 @@ static void excl_run(unsigned nthreads, uint64_t target)
     memset(t, 0, sizeof t);
     for (unsigned i = 0; i < nthreads; i++) {
         t[i].x = &x;
-        t[i].rng = rng_seed(i);
+        t[i].rng = test_rng_seed(i);
     }
     test_threads_join(test_threads_start(nthreads, excl_thread_main, t, sizeof t[0]));
     pthread_barrier_destroy(&x.start);

@@ -16,28 +16,6 @@
 
 #include "test.h"
 
-#define MS 1000000u
-#define US 1000u
-
-/* xorshift64*: cheap per-thread randomness for choosing paths. */
-static uint32_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (uint32_t)((*s * 0x2545f4914f6cdd1du) >> 32);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return rng_next(s) % n;
-}
-
-static uint64_t rng_seed(unsigned id)
-{
-    return ((uint64_t)id + 1) * 0x9e3779b97f4a7c15u | 1;
-}
-
 /* Waits (yielding, not sleeping: nanosleep overshoots by tens of us) until
  * the clock reaches t. Choreography only. */
 static void spin_until(park_time_t t)
@@ -186,7 +164,7 @@ static void tr_waiter(struct tr *r, uint64_t *rng)
         /* Now and then a deadline already passed: it still takes a permit
          * that is free right then. */
         park_time_t deadline =
-            rng_below(rng, 8) == 0 ? park_now() - 1 : park_now() + rng_below(rng, TR_WINDOW_NS);
+            test_rng_below(rng, 8) == 0 ? park_now() - 1 : park_now() + test_rng_below(rng, TR_WINDOW_NS);
         if (timed_acquire(&r->s, deadline))
             atomic_fetch_add(&r->acquired, 1);
         pthread_barrier_wait(&r->end);
@@ -199,8 +177,8 @@ static void tr_waiter(struct tr *r, uint64_t *rng)
 static void tr_releaser(struct tr *r, uint64_t *rng)
 {
     for (uint64_t round = 0; round < r->rounds; round++) {
-        uint32_t initial = rng_below(rng, TR_MAX_INITIAL + 1);
-        uint32_t releases = rng_below(rng, TR_MAX_RELEASES + 1);
+        uint32_t initial = test_rng_below(rng, TR_MAX_INITIAL + 1);
+        uint32_t releases = test_rng_below(rng, TR_MAX_RELEASES + 1);
         ASSERT_EQ(park_sem_count(&r->s), 0);
         if (initial)
             ASSERT_EQ(park_sem_release(&r->s, initial), 0);
@@ -208,7 +186,7 @@ static void tr_releaser(struct tr *r, uint64_t *rng)
         pthread_barrier_wait(&r->begin);
         park_time_t start = park_now();
         for (uint32_t i = 0; i < releases; i++) {
-            spin_until(start + rng_below(rng, TR_WINDOW_NS));
+            spin_until(start + test_rng_below(rng, TR_WINDOW_NS));
             ASSERT_EQ(park_sem_release(&r->s, 1), 0);
         }
         pthread_barrier_wait(&r->end);
@@ -226,7 +204,7 @@ static void tr_releaser(struct tr *r, uint64_t *rng)
 static void *tr_thread_main(void *arg)
 {
     struct tr_thread *t = arg;
-    uint64_t rng = rng_seed(t->id);
+    uint64_t rng = test_rng_seed(t->id);
     if (t->id == TR_WAITERS)
         tr_releaser(t->r, &rng);
     else
@@ -331,7 +309,7 @@ static void pn_enter(struct pn *p)
 /* One permit by a blocking, a try (retried) or a timed (retried) acquire. */
 static void pn_acquire_one(park_sem_t *s, uint64_t *rng)
 {
-    switch (rng_below(rng, 3)) {
+    switch (test_rng_below(rng, 3)) {
     case 0:
         park_sem_acquire(s);
         return;
@@ -340,7 +318,7 @@ static void pn_acquire_one(park_sem_t *s, uint64_t *rng)
             sched_yield();
         return;
     default:
-        while (!timed_acquire(s, park_deadline_in(US + rng_below(rng, 200 * US)))) {
+        while (!timed_acquire(s, park_deadline_in(US + test_rng_below(rng, 200 * US)))) {
         }
         return;
     }
@@ -350,9 +328,9 @@ static void *pn_thread_main(void *arg)
 {
     struct pn_thread *t = arg;
     struct pn *p = t->p;
-    uint64_t rng = rng_seed(t->id);
+    uint64_t rng = test_rng_seed(t->id);
     for (uint64_t i = 0; i < p->iterations; i++) {
-        uint32_t n = t->id == PN_BATCH_THREAD ? 2 + rng_below(&rng, 2) : 1;
+        uint32_t n = t->id == PN_BATCH_THREAD ? 2 + test_rng_below(&rng, 2) : 1;
         for (uint32_t k = 0; k < n; k++) {
             if (t->id == PN_BATCH_THREAD)
                 park_sem_acquire(&p->s);
@@ -360,7 +338,7 @@ static void *pn_thread_main(void *arg)
                 pn_acquire_one(&p->s, &rng);
             pn_enter(p);
         }
-        if (rng_below(&rng, 16) == 0)
+        if (test_rng_below(&rng, 16) == 0)
             sched_yield();
         atomic_fetch_sub(&p->inside, n);
         ASSERT_EQ(park_sem_release(&p->s, n), 0);
@@ -410,7 +388,7 @@ static void mx_consumer(struct mx_thread *t, uint64_t *rng)
     park_sem_t *s = &t->m->s;
     uint64_t got = 0;
     while (got < t->m->per_consumer) {
-        unsigned mode = rng_below(rng, MX_MODES);
+        unsigned mode = test_rng_below(rng, MX_MODES);
         bool ok;
         switch (mode) {
         case MX_BLOCKING:
@@ -423,7 +401,7 @@ static void mx_consumer(struct mx_thread *t, uint64_t *rng)
                 sched_yield();
             break;
         default:
-            ok = timed_acquire(s, park_deadline_in(rng_below(rng, 300 * US)));
+            ok = timed_acquire(s, park_deadline_in(test_rng_below(rng, 300 * US)));
             break;
         }
         t->acquired[mode] += ok;
@@ -440,11 +418,11 @@ static void mx_releaser(struct mx_thread *t, uint64_t *rng)
         /* Keep the consumers short of permits, so that they queue. */
         while (park_sem_count(s) > MX_BACKLOG + MX_INITIAL)
             sched_yield();
-        uint32_t n = 1 + rng_below(rng, 3);
+        uint32_t n = 1 + test_rng_below(rng, 3);
         n = n < left ? n : (uint32_t)left;
         ASSERT_EQ(park_sem_release(s, n), 0);
         left -= n;
-        if (rng_below(rng, 4) == 0)
+        if (test_rng_below(rng, 4) == 0)
             sched_yield();
     }
 }
@@ -452,7 +430,7 @@ static void mx_releaser(struct mx_thread *t, uint64_t *rng)
 static void *mx_thread_main(void *arg)
 {
     struct mx_thread *t = arg;
-    uint64_t rng = rng_seed(t->id);
+    uint64_t rng = test_rng_seed(t->id);
     if (t->id == MX_CONSUMERS)
         mx_releaser(t, &rng);
     else

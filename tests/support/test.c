@@ -27,6 +27,13 @@ static double env_scale(const char *name)
     return v > 0 ? v : 1.0;
 }
 
+uint64_t test_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t test_scaled(uint64_t n)
 {
     double v = (double)n * env_scale("PARK_STRESS_SCALE");

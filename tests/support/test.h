@@ -61,6 +61,47 @@ void test_sleep_ns(uint64_t ns);
 #define ASSERT_GT(a, b) ASSERT_CMP_(a, >, b)
 #define ASSERT_GE(a, b) ASSERT_CMP_(a, >=, b)
 
+#define US 1000u
+#define MS 1000000u
+#define LATE_NS (2000 * (uint64_t)MS) /* generous bound on a timed wait's lateness */
+#define HANG_NS (30000 * (uint64_t)MS) /* AWAIT gives up after this */
+
+/* Polls cond until it holds; fails (instead of hanging) after HANG_NS. For
+ * lining threads up, never as an oracle. */
+#define AWAIT(cond)                                                                \
+    do {                                                                           \
+        uint64_t give_up_ = test_now_ns() + HANG_NS;                               \
+        while (!(cond)) {                                                          \
+            if (test_now_ns() > give_up_)                                          \
+                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);      \
+            test_sleep_ns(50000);                                                  \
+        }                                                                          \
+    } while (0)
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t test_now_ns(void);
+
+/* xorshift64*: cheap per-thread randomness for choosing paths. */
+static inline uint32_t test_rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (uint32_t)((*s * 0x2545f4914f6cdd1du) >> 32);
+}
+
+/* A value below n (n > 0). */
+static inline uint32_t test_rng_below(uint64_t *s, uint32_t n)
+{
+    return test_rng_next(s) % n;
+}
+
+/* A seed for thread `id`, never 0. */
+static inline uint64_t test_rng_seed(unsigned id)
+{
+    return ((uint64_t)id + 1) * 0x9e3779b97f4a7c15u | 1;
+}
+
 /* Threads for tests: start n threads running fn(arg_i), join them all. */
 typedef struct test_threads test_threads_t;
 test_threads_t *test_threads_start(size_t n, void *(*fn)(void *), void *args, size_t arg_size);

@@ -18,42 +18,6 @@
 
 #include "test.h"
 
-#define MS 1000000u
-#define LATE_NS (2000 * (uint64_t)MS) /* generous bound on lateness */
-#define HANG_NS (30000 * (uint64_t)MS)
-
-/* Polls cond until it holds; fails (instead of hanging) after HANG_NS. */
-#define AWAIT(cond)                                                                                \
-    do {                                                                                           \
-        park_time_t give_up_ = park_deadline_in(HANG_NS);                                          \
-        while (!(cond)) {                                                                          \
-            if (park_now() > give_up_)                                                             \
-                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);                      \
-            test_sleep_ns(50000);                                                                  \
-        }                                                                                          \
-    } while (0)
-
-static unsigned count_waiter(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    ++*(size_t *)ctx;
-    return PARK__SELECT_SKIP;
-}
-
-static void keep_state(void *ctx, bool more)
-{
-    (void)ctx;
-    (void)more;
-}
-
-/* How many waiters are queued on key now. Grants nothing, stores nothing. */
-static size_t queued_on(const void *key)
-{
-    size_t n = 0;
-    park__unpark(key, count_waiter, keep_state, &n);
-    return n;
-}
-
 /* A thread that locks m (lock, or lock_until when timed), reports, and if it
  * got the mutex holds it until told to let go. */
 struct locker {
@@ -196,7 +160,7 @@ TEST(mutex_lock_until_past_deadline_on_a_held_mutex_times_out_at_once)
     ASSERT_EQ(park_mutex_lock_until(&m, 0), ETIMEDOUT);
     ASSERT_EQ(park_mutex_lock_until(&m, start), ETIMEDOUT);
     ASSERT_LT(park_now() - start, LATE_NS);
-    ASSERT_EQ(queued_on(&m), 0);
+    ASSERT_EQ(park__wait_count(&m), 0);
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -217,7 +181,7 @@ TEST(mutex_lock_until_near_deadline_on_a_held_mutex_times_out_not_before_it)
     }
     /* Still held by us, nobody left queued. */
     ASSERT_FALSE(park_mutex_trylock(&m));
-    ASSERT_EQ(queued_on(&m), 0);
+    ASSERT_EQ(park__wait_count(&m), 0);
     park_mutex_unlock(&m);
     ASSERT_TRUE(park_mutex_trylock(&m));
     park_mutex_unlock(&m);
@@ -230,7 +194,7 @@ TEST(mutex_lock_until_takes_the_mutex_when_unlocked_before_the_deadline)
     park_mutex_lock(&m);
     struct locker l = {.m = &m, .timed = true, .deadline = park_deadline_in(HANG_NS)};
     test_threads_t *t = start_locker(&l);
-    AWAIT(queued_on(&m) == 1);
+    AWAIT(park__wait_count(&m) == 1);
     ASSERT_FALSE(atomic_load(&l.done));
     park_mutex_unlock(&m);
     AWAIT(atomic_load(&l.done));
@@ -257,7 +221,7 @@ TEST(mutex_lock_until_forever_waits_for_unlock)
     park_mutex_lock(&m);
     struct locker l = {.m = &m, .timed = true, .deadline = PARK_FOREVER};
     test_threads_t *t = start_locker(&l);
-    AWAIT(queued_on(&m) == 1);
+    AWAIT(park__wait_count(&m) == 1);
     test_sleep_ns(20 * MS); /* let faults hit the sleeping waiter */
     ASSERT_FALSE(atomic_load(&l.done));
     park_mutex_unlock(&m);
@@ -296,11 +260,11 @@ TEST(mutex_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
     park_mutex_lock(&m);
     struct locker l = {.m = &m};
     test_threads_t *t = start_locker(&l);
-    AWAIT(queued_on(&m) == 1);
+    AWAIT(park__wait_count(&m) == 1);
     park_mutex_t before = m;
     ASSERT_EQ(park_mutex_destroy(&m), EBUSY);
     ASSERT_EQ(memcmp(&m, &before, sizeof m), 0);
-    ASSERT_EQ(queued_on(&m), 1);
+    ASSERT_EQ(park__wait_count(&m), 1);
     park_mutex_unlock(&m);
     AWAIT(atomic_load(&l.done));
     ASSERT_EQ(park_mutex_destroy(&m), EBUSY); /* now held by the locker */
@@ -337,7 +301,7 @@ TEST(mutex_unlock_by_another_thread_wakes_a_waiter)
     test_threads_join(test_threads_start(1, lock_only, &m, 0));
     struct locker l = {.m = &m};
     test_threads_t *t = start_locker(&l);
-    AWAIT(queued_on(&m) == 1);
+    AWAIT(park__wait_count(&m) == 1);
     test_threads_join(test_threads_start(1, unlock_only, &m, 0));
     AWAIT(atomic_load(&l.done));
     ASSERT_FALSE(park_mutex_trylock(&m));
@@ -351,11 +315,11 @@ TEST(mutex_unlock_wakes_a_blocked_waiter)
     park_mutex_lock(&m);
     struct locker l = {.m = &m};
     test_threads_t *t = start_locker(&l);
-    AWAIT(queued_on(&m) == 1);
+    AWAIT(park__wait_count(&m) == 1);
     ASSERT_FALSE(atomic_load(&l.done));
     park_mutex_unlock(&m);
     AWAIT(atomic_load(&l.done));
-    ASSERT_EQ(queued_on(&m), 0);
+    ASSERT_EQ(park__wait_count(&m), 0);
     ASSERT_FALSE(park_mutex_trylock(&m)); /* the waiter holds it */
     finish_locker(&l, t);
     ASSERT_TRUE(park_mutex_trylock(&m));
@@ -386,18 +350,18 @@ TEST(mutex_each_unlock_lets_one_of_several_waiters_in)
     for (int i = 0; i < N; i++) {
         l[i] = (struct locker){.m = &m};
         t[i] = start_locker(&l[i]);
-        AWAIT(queued_on(&m) == (size_t)i + 1);
+        AWAIT(park__wait_count(&m) == (size_t)i + 1);
     }
     park_mutex_unlock(&m);
     for (int round = 0; round < N; round++) {
         int holder = -1;
         AWAIT(holders(l, N, &holder) > 0);
         ASSERT_EQ(holders(l, N, &holder), 1);
-        ASSERT_EQ(queued_on(&m), (size_t)(N - 1 - round));
+        ASSERT_EQ(park__wait_count(&m), (size_t)(N - 1 - round));
         ASSERT_FALSE(park_mutex_trylock(&m));
         finish_locker(&l[holder], t[holder]);
     }
-    ASSERT_EQ(queued_on(&m), 0);
+    ASSERT_EQ(park__wait_count(&m), 0);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
 
@@ -408,11 +372,11 @@ TEST(mutex_lock_until_timing_out_behind_a_waiter_leaves_the_mutex_working)
     park_mutex_lock(&m);
     struct locker l = {.m = &m};
     test_threads_t *t = start_locker(&l);
-    AWAIT(queued_on(&m) == 1);
+    AWAIT(park__wait_count(&m) == 1);
     park_time_t deadline = park_deadline_in(10 * MS);
     ASSERT_EQ(park_mutex_lock_until(&m, deadline), ETIMEDOUT);
     ASSERT_GE(park_now(), deadline);
-    ASSERT_EQ(queued_on(&m), 1);
+    ASSERT_EQ(park__wait_count(&m), 1);
     ASSERT_FALSE(atomic_load(&l.done));
     park_mutex_unlock(&m);
     AWAIT(atomic_load(&l.done));
@@ -432,22 +396,22 @@ TEST(mutex_lock_until_timing_out_ahead_of_a_waiter_leaves_the_mutex_working)
         struct locker a = {.m = &m, .timed = true, .deadline = park_deadline_in(ns)};
         struct locker b = {.m = &m};
         test_threads_t *ta = start_locker(&a);
-        AWAIT(queued_on(&m) == 1 || atomic_load(&a.done));
+        AWAIT(park__wait_count(&m) == 1 || atomic_load(&a.done));
         bool both_queued = false;
         test_threads_t *tb = start_locker(&b);
-        AWAIT((both_queued = queued_on(&m) == 2) || atomic_load(&a.done));
+        AWAIT((both_queued = park__wait_count(&m) == 2) || atomic_load(&a.done));
         AWAIT(atomic_load(&a.done));
         test_threads_join(ta);
         ASSERT_EQ(a.result, ETIMEDOUT);
         ASSERT_GE(a.returned_at, a.deadline);
-        AWAIT(queued_on(&m) == 1); /* b, still waiting */
+        AWAIT(park__wait_count(&m) == 1); /* b, still waiting */
         ASSERT_FALSE(atomic_load(&b.done));
         park_mutex_unlock(&m);
         AWAIT(atomic_load(&b.done));
         ASSERT_EQ(b.result, 0);
         ASSERT_FALSE(park_mutex_trylock(&m));
         finish_locker(&b, tb);
-        ASSERT_EQ(queued_on(&m), 0);
+        ASSERT_EQ(park__wait_count(&m), 0);
         if (both_queued)
             break;
         park_mutex_lock(&m);

@@ -15,42 +15,6 @@
 
 #include "test.h"
 
-#define MS 1000000u
-#define LATE_NS (2000 * (uint64_t)MS) /* generous bound on lateness */
-#define HANG_NS (30000 * (uint64_t)MS)
-
-/* Polls cond until it holds; fails (instead of hanging) after HANG_NS. */
-#define AWAIT(cond)                                                                                \
-    do {                                                                                           \
-        park_time_t give_up_ = park_deadline_in(HANG_NS);                                          \
-        while (!(cond)) {                                                                          \
-            if (park_now() > give_up_)                                                             \
-                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);                      \
-            test_sleep_ns(50000);                                                                  \
-        }                                                                                          \
-    } while (0)
-
-static unsigned count_waiter(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    ++*(size_t *)ctx;
-    return PARK__SELECT_SKIP;
-}
-
-static void keep_state(void *ctx, bool more)
-{
-    (void)ctx;
-    (void)more;
-}
-
-/* How many waiters are queued on key now. Grants nothing, stores nothing. */
-static size_t queued_on(const void *key)
-{
-    size_t n = 0;
-    park__unpark(key, count_waiter, keep_state, &n);
-    return n;
-}
-
 /* A thread that takes one permit (acquire, or acquire_until when timed). */
 struct acquirer {
     park_sem_t *s;
@@ -88,11 +52,11 @@ static test_threads_t *start_acquirer(struct acquirer *a)
 static void queue_acquirers(park_sem_t *s, struct acquirer *a, test_threads_t **t, int n,
                             atomic_int *returned)
 {
-    size_t base = queued_on(s);
+    size_t base = park__wait_count(s);
     for (int i = 0; i < n; i++) {
         a[i] = (struct acquirer){.s = s, .returned = returned};
         t[i] = start_acquirer(&a[i]);
-        AWAIT(queued_on(s) == base + (size_t)i + 1);
+        AWAIT(park__wait_count(s) == base + (size_t)i + 1);
     }
 }
 
@@ -226,7 +190,7 @@ TEST(sem_acquire_until_past_deadline_on_an_empty_sem_times_out_and_keeps_count)
     ASSERT_EQ(park_sem_acquire_until(&s, start), ETIMEDOUT);
     ASSERT_LT(park_now() - start, LATE_NS);
     ASSERT_EQ(park_sem_count(&s), 0);
-    ASSERT_EQ(queued_on(&s), 0);
+    ASSERT_EQ(park__wait_count(&s), 0);
     ASSERT_EQ(park_sem_destroy(&s), 0);
     /* Nothing is left behind: a release goes to the count. */
     ASSERT_EQ(park_sem_release(&s, 2), 0);
@@ -246,7 +210,7 @@ TEST(sem_acquire_until_near_deadline_times_out_not_before_it)
         ASSERT_GE(now, deadline);
         ASSERT_LT(now - deadline, LATE_NS);
         ASSERT_EQ(park_sem_count(&s), 0);
-        ASSERT_EQ(queued_on(&s), 0);
+        ASSERT_EQ(park__wait_count(&s), 0);
     }
     ASSERT_EQ(park_sem_destroy(&s), 0);
     ASSERT_EQ(park_sem_release(&s, 1), 0);
@@ -258,7 +222,7 @@ TEST(sem_acquire_until_takes_a_permit_released_before_the_deadline)
     park_sem_t s = PARK_SEM_INIT(0, 1);
     struct acquirer a = {.s = &s, .timed = true, .deadline = park_deadline_in(HANG_NS)};
     test_threads_t *t = start_acquirer(&a);
-    AWAIT(queued_on(&s) == 1);
+    AWAIT(park__wait_count(&s) == 1);
     ASSERT_FALSE(atomic_load(&a.done));
     ASSERT_EQ(park_sem_release(&s, 1), 0);
     test_threads_join(t);
@@ -281,7 +245,7 @@ TEST(sem_acquire_until_forever_waits_for_a_release)
     park_sem_t s = PARK_SEM_INIT(0, 1);
     struct acquirer a = {.s = &s, .timed = true, .deadline = PARK_FOREVER};
     test_threads_t *t = start_acquirer(&a);
-    AWAIT(queued_on(&s) == 1);
+    AWAIT(park__wait_count(&s) == 1);
     test_sleep_ns(20 * MS); /* let faults hit the sleeping waiter */
     ASSERT_FALSE(atomic_load(&a.done));
     ASSERT_EQ(park_sem_release(&s, 1), 0);
@@ -307,7 +271,7 @@ TEST(sem_release_zero_with_waiters_is_einval_and_grants_nothing)
     test_threads_t *t[1];
     queue_acquirers(&s, a, t, 1, NULL);
     ASSERT_EQ(park_sem_release(&s, 0), EINVAL);
-    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_EQ(park__wait_count(&s), 1);
     ASSERT_FALSE(atomic_load(&a[0].done));
     ASSERT_EQ(park_sem_count(&s), 0);
     ASSERT_EQ(park_sem_release(&s, 1), 0);
@@ -339,7 +303,7 @@ TEST(sem_release_beyond_max_with_waiters_fails_and_grants_nothing)
     queue_acquirers(&s, a, t, 1, NULL);
     ASSERT_EQ(park_sem_release(&s, 3), EOVERFLOW);
     ASSERT_EQ(park_sem_release(&s, UINT32_MAX), EOVERFLOW);
-    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_EQ(park__wait_count(&s), 1);
     ASSERT_FALSE(atomic_load(&a[0].done));
     ASSERT_EQ(park_sem_count(&s), 0);
     ASSERT_EQ(park_sem_release(&s, 2), 0); /* one to the waiter, one to the count */
@@ -359,7 +323,7 @@ TEST(sem_release_n_wakes_exactly_n_of_m_waiters)
     AWAIT(atomic_load(&returned) >= N);
     test_sleep_ns(20 * MS); /* give a wrongly woken extra waiter time to show */
     ASSERT_EQ(atomic_load(&returned), N);
-    ASSERT_EQ(queued_on(&s), M - N);
+    ASSERT_EQ(park__wait_count(&s), M - N);
     ASSERT_EQ(park_sem_count(&s), 0);
     ASSERT_EQ(park_sem_release(&s, M - N), 0);
     join_all(t, M);
@@ -376,7 +340,7 @@ TEST(sem_release_beyond_the_waiters_grants_all_and_counts_the_rest)
     queue_acquirers(&s, a, t, 2, NULL);
     ASSERT_EQ(park_sem_release(&s, 5), 0);
     join_all(t, 2);
-    ASSERT_EQ(queued_on(&s), 0);
+    ASSERT_EQ(park__wait_count(&s), 0);
     ASSERT_EQ(park_sem_count(&s), 3);
     ASSERT_EQ(park_sem_release(&s, 2), 0);
     ASSERT_EQ(park_sem_release(&s, 1), EOVERFLOW);
@@ -432,7 +396,7 @@ TEST(sem_acquire_until_does_not_take_a_permit_handed_to_a_waiter)
     ASSERT_EQ(park_sem_acquire_until(&s, 0), ETIMEDOUT);
     ASSERT_EQ(park_sem_acquire_until(&s, park_deadline_in(2 * MS)), ETIMEDOUT);
     AWAIT(atomic_load(&a[0].done));
-    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_EQ(park__wait_count(&s), 1);
     ASSERT_FALSE(atomic_load(&a[1].done));
     ASSERT_EQ(park_sem_release(&s, 1), 0);
     join_all(t, 2);
@@ -457,7 +421,7 @@ TEST(sem_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
     park_sem_t before = s;
     ASSERT_EQ(park_sem_destroy(&s), EBUSY);
     ASSERT_EQ(memcmp(&s, &before, sizeof s), 0);
-    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_EQ(park__wait_count(&s), 1);
     ASSERT_EQ(park_sem_release(&s, 1), 0);
     join_all(t, 1);
     ASSERT_EQ(a[0].result, 0);
@@ -502,7 +466,7 @@ TEST(sem_timed_out_waiter_behind_another_leaves_it_and_the_count_intact)
     ASSERT_EQ(park_sem_acquire_until(&s, deadline), ETIMEDOUT);
     ASSERT_GE(park_now(), deadline);
     ASSERT_EQ(park_sem_count(&s), 0);
-    ASSERT_EQ(queued_on(&s), 1);
+    ASSERT_EQ(park__wait_count(&s), 1);
     ASSERT_FALSE(atomic_load(&a[0].done));
     ASSERT_EQ(park_sem_release(&s, 1), 0);
     join_all(t, 1);
@@ -521,21 +485,21 @@ TEST(sem_timed_out_waiter_ahead_of_another_leaves_it_and_the_count_intact)
         struct acquirer a = {.s = &s, .timed = true, .deadline = park_deadline_in(ns)};
         struct acquirer b = {.s = &s};
         test_threads_t *ta = start_acquirer(&a);
-        AWAIT(queued_on(&s) == 1 || atomic_load(&a.done));
+        AWAIT(park__wait_count(&s) == 1 || atomic_load(&a.done));
         bool both_queued = false;
         test_threads_t *tb = start_acquirer(&b);
-        AWAIT((both_queued = queued_on(&s) == 2) || atomic_load(&a.done));
+        AWAIT((both_queued = park__wait_count(&s) == 2) || atomic_load(&a.done));
         test_threads_join(ta);
         ASSERT_EQ(a.result, ETIMEDOUT);
         ASSERT_GE(a.returned_at, a.deadline);
-        AWAIT(queued_on(&s) == 1); /* b, still waiting */
+        AWAIT(park__wait_count(&s) == 1); /* b, still waiting */
         ASSERT_FALSE(atomic_load(&b.done));
         ASSERT_EQ(park_sem_count(&s), 0);
         ASSERT_EQ(park_sem_release(&s, 1), 0);
         test_threads_join(tb);
         ASSERT_EQ(b.result, 0);
         ASSERT_EQ(park_sem_count(&s), 0);
-        ASSERT_EQ(queued_on(&s), 0);
+        ASSERT_EQ(park__wait_count(&s), 0);
         if (both_queued)
             break;
     }

@@ -15,20 +15,6 @@
 
 #include "test.h"
 
-#define MS 1000000u
-#define HANG_NS (30000 * (uint64_t)MS)
-
-/* Polls cond until it holds; fails (instead of hanging) after HANG_NS. */
-#define AWAIT(cond)                                                                                \
-    do {                                                                                           \
-        park_time_t give_up_ = park_deadline_in(HANG_NS);                                          \
-        while (!(cond)) {                                                                          \
-            if (park_now() > give_up_)                                                             \
-                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);                      \
-            test_sleep_ns(50000);                                                                  \
-        }                                                                                          \
-    } while (0)
-
 /* The ops' context: what validate answers, and what the callbacks saw. */
 struct ops_ctx {
     atomic_bool invalid;

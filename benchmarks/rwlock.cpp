@@ -1,0 +1,495 @@
+// benchmarks/rwlock.cpp: the reader/writer lock family.
+//
+// Contenders (policy structs, one per row group): park (park_rwlock_t),
+// pthread (pthread_rwlock_t, glibc's default kind, which prefers readers),
+// pthread_wpref (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), std
+// (std::shared_mutex), absl (absl::Mutex in reader and writer mode), and
+// ck_rwlock, ck_pflock, ck_brlock (Concurrency Kit, through
+// baselines/ck_rwlocks.c; all three spin). Each provides, over its
+// lock_type and a per-thread node_type:
+//   init(lock) destroy(lock) enter(lock, node) leave(lock, node)
+//   read_lock(lock, node) read_unlock(lock, node)
+//   write_lock(lock, node) write_unlock(lock, node)
+// where enter/leave bracket each thread's use of the lock (ck_brlock
+// registers its per-thread reader record there; the others do nothing).
+//
+// Scenarios (one loop body each, run by every contender):
+//   uncontended_read    read_lock + read_unlock by one thread; the idle
+//                       thread started in main keeps the process
+//                       multi-threaded. real_time = ns per pair.
+//   uncontended_write   write_lock + write_unlock, likewise.
+//   mix100, mix99,      T threads, each operation a read with probability
+//   mix90, mix50        P % (a per-thread pseudo-random sequence, the same
+//                       for every contender), else a write; a read loads
+//                       two shared cache lines and checks them, a write
+//                       updates both; then local work. Windowed, counters
+//                       as mutex/contended.
+//   writer_wait         one writer (write_lock, update, write_unlock, a
+//                       200 us sleep, repeat) against 7 readers that read
+//                       as fast as they can (read, local work, repeat).
+//                       items_per_second: the readers' reads per second;
+//                       worst_wait_ns: the writer's longest write_lock;
+//                       writer_p50_ns / writer_p99_ns: its wait quantiles;
+//                       writes: the writer's rounds in the window.
+// A row whose readers saw a half-done write, or whose writers lost an
+// update, is reported as an error.
+#include "harness.h"
+
+#include "baselines/ck_rwlocks.h"
+
+#include <park/rwlock.h>
+
+#include <absl/synchronization/mutex.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <shared_mutex>
+
+namespace
+{
+
+// ---- contenders ---------------------------------------------------------
+
+// Contenders with nothing to do per thread.
+struct NoThreadSetup {
+    using node_type = bench::NoNode;
+    template <class L> static void enter(L &, node_type &)
+    {
+    }
+    template <class L> static void leave(L &, node_type &)
+    {
+    }
+};
+
+struct Park : NoThreadSetup {
+    static constexpr const char *name = "park";
+    using lock_type = park_rwlock_t;
+    static void init(lock_type &l)
+    {
+        park_rwlock_init(&l);
+    }
+    static void destroy(lock_type &l)
+    {
+        (void)park_rwlock_destroy(&l);
+    }
+    static void read_lock(lock_type &l, node_type &)
+    {
+        park_rwlock_read_lock(&l);
+    }
+    static void read_unlock(lock_type &l, node_type &)
+    {
+        park_rwlock_read_unlock(&l);
+    }
+    static void write_lock(lock_type &l, node_type &)
+    {
+        park_rwlock_write_lock(&l);
+    }
+    static void write_unlock(lock_type &l, node_type &)
+    {
+        park_rwlock_write_unlock(&l);
+    }
+};
+
+template <int Kind> struct PthreadOfKind : NoThreadSetup {
+    using lock_type = pthread_rwlock_t;
+    static void init(lock_type &l)
+    {
+        pthread_rwlockattr_t a;
+        pthread_rwlockattr_init(&a);
+        pthread_rwlockattr_setkind_np(&a, Kind);
+        pthread_rwlock_init(&l, &a);
+        pthread_rwlockattr_destroy(&a);
+    }
+    static void destroy(lock_type &l)
+    {
+        pthread_rwlock_destroy(&l);
+    }
+    static void read_lock(lock_type &l, node_type &)
+    {
+        pthread_rwlock_rdlock(&l);
+    }
+    static void read_unlock(lock_type &l, node_type &)
+    {
+        pthread_rwlock_unlock(&l);
+    }
+    static void write_lock(lock_type &l, node_type &)
+    {
+        pthread_rwlock_wrlock(&l);
+    }
+    static void write_unlock(lock_type &l, node_type &)
+    {
+        pthread_rwlock_unlock(&l);
+    }
+};
+
+struct Pthread : PthreadOfKind<PTHREAD_RWLOCK_DEFAULT_NP> {
+    static constexpr const char *name = "pthread";
+};
+
+struct PthreadWpref : PthreadOfKind<PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP> {
+    static constexpr const char *name = "pthread_wpref";
+};
+
+struct Std : NoThreadSetup {
+    static constexpr const char *name = "std";
+    using lock_type = std::shared_mutex;
+    static void init(lock_type &)
+    {
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void read_lock(lock_type &l, node_type &)
+    {
+        l.lock_shared();
+    }
+    static void read_unlock(lock_type &l, node_type &)
+    {
+        l.unlock_shared();
+    }
+    static void write_lock(lock_type &l, node_type &)
+    {
+        l.lock();
+    }
+    static void write_unlock(lock_type &l, node_type &)
+    {
+        l.unlock();
+    }
+};
+
+struct Absl : NoThreadSetup {
+    static constexpr const char *name = "absl";
+    using lock_type = absl::Mutex;
+    static void init(lock_type &)
+    {
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void read_lock(lock_type &l, node_type &)
+    {
+        l.ReaderLock();
+    }
+    static void read_unlock(lock_type &l, node_type &)
+    {
+        l.ReaderUnlock();
+    }
+    static void write_lock(lock_type &l, node_type &)
+    {
+        l.WriterLock();
+    }
+    static void write_unlock(lock_type &l, node_type &)
+    {
+        l.WriterUnlock();
+    }
+};
+
+// ck_rwlock and ck_pflock share one shape; only the five C functions differ.
+template <void (*Init)(bl_ck_rw_t *), void (*ReadLock)(bl_ck_rw_t *),
+          void (*ReadUnlock)(bl_ck_rw_t *), void (*WriteLock)(bl_ck_rw_t *),
+          void (*WriteUnlock)(bl_ck_rw_t *)>
+struct CkSimple : NoThreadSetup {
+    using lock_type = bl_ck_rw_t;
+    static void init(lock_type &l)
+    {
+        Init(&l);
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void read_lock(lock_type &l, node_type &)
+    {
+        ReadLock(&l);
+    }
+    static void read_unlock(lock_type &l, node_type &)
+    {
+        ReadUnlock(&l);
+    }
+    static void write_lock(lock_type &l, node_type &)
+    {
+        WriteLock(&l);
+    }
+    static void write_unlock(lock_type &l, node_type &)
+    {
+        WriteUnlock(&l);
+    }
+};
+
+struct CkRwlock : CkSimple<bl_ck_rwlock_init, bl_ck_rwlock_read_lock, bl_ck_rwlock_read_unlock,
+                           bl_ck_rwlock_write_lock, bl_ck_rwlock_write_unlock> {
+    static constexpr const char *name = "ck_rwlock";
+};
+
+struct CkPflock : CkSimple<bl_ck_pflock_init, bl_ck_pflock_read_lock, bl_ck_pflock_read_unlock,
+                           bl_ck_pflock_write_lock, bl_ck_pflock_write_unlock> {
+    static constexpr const char *name = "ck_pflock";
+};
+
+struct CkBrlock {
+    static constexpr const char *name = "ck_brlock";
+    using lock_type = bl_ck_rw_t;
+    // Each thread's record on its own cache line, as ck's design assumes.
+    struct alignas(64) node_type {
+        bl_ck_rw_reader_t r;
+    };
+    static void init(lock_type &l)
+    {
+        bl_ck_brlock_init(&l);
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void enter(lock_type &l, node_type &n)
+    {
+        bl_ck_brlock_register(&l, &n.r);
+    }
+    static void leave(lock_type &l, node_type &n)
+    {
+        bl_ck_brlock_unregister(&l, &n.r);
+    }
+    static void read_lock(lock_type &l, node_type &n)
+    {
+        bl_ck_brlock_read_lock(&l, &n.r);
+    }
+    static void read_unlock(lock_type &, node_type &n)
+    {
+        bl_ck_brlock_read_unlock(&n.r);
+    }
+    static void write_lock(lock_type &l, node_type &)
+    {
+        bl_ck_brlock_write_lock(&l);
+    }
+    static void write_unlock(lock_type &l, node_type &)
+    {
+        bl_ck_brlock_write_unlock(&l);
+    }
+};
+
+template <class... Cs> struct List {
+};
+
+// The contender table: every scenario below runs for each entry, in order.
+using Contenders = List<Park, Pthread, PthreadWpref, Std, Absl, CkRwlock, CkPflock, CkBrlock>;
+
+// ---- shared state -------------------------------------------------------
+
+// A lock on its own cache line.
+template <class C> struct alignas(64) Padded {
+    typename C::lock_type l;
+};
+
+// One cache line of data guarded by the lock.
+struct alignas(64) Line {
+    uint64_t v[8];
+};
+
+template <class C> struct Shared {
+    Padded<C> lock;
+    Line a{}, b{};
+    alignas(64) std::atomic<uint64_t> torn{0}; // reads that saw a != b
+    std::atomic<uint64_t> writes{0};           // writes, all threads
+};
+
+// The read and write critical sections, the same for every contender. The
+// comparison keeps both loads (no benchmark::DoNotOptimize on them: with
+// GCC, google-benchmark 1.7's "+m,r" constraint may take the memory
+// alternative without ever storing the value there).
+template <class C> inline uint64_t read_section(Shared<C> &g)
+{
+    return g.a.v[0] != g.b.v[0];
+}
+
+template <class C> inline void write_section(Shared<C> &g)
+{
+    g.a.v[0] += 1;
+    g.b.v[0] = g.a.v[0];
+}
+
+template <class C> void check(benchmark::State &state, Shared<C> &g)
+{
+    if (g.torn.load() != 0)
+        state.SkipWithError("torn read: a reader saw a writer inside");
+    else if (g.a.v[0] != g.writes.load() || g.b.v[0] != g.a.v[0])
+        state.SkipWithError("lost updates: writers overlapped");
+}
+
+// xorshift64: the per-thread sequence that picks reads and writes.
+inline uint32_t next_percent(uint64_t &s)
+{
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return static_cast<uint32_t>(s % 100);
+}
+
+// ---- scenarios ----------------------------------------------------------
+
+template <class C> void uncontended_read(benchmark::State &state)
+{
+    auto p = std::make_unique<Padded<C>>();
+    auto node = std::make_unique<typename C::node_type>();
+    C::init(p->l);
+    C::enter(p->l, *node);
+    for (auto _ : state) {
+        C::read_lock(p->l, *node);
+        C::read_unlock(p->l, *node);
+        benchmark::ClobberMemory();
+    }
+    C::leave(p->l, *node);
+    C::destroy(p->l);
+}
+
+template <class C> void uncontended_write(benchmark::State &state)
+{
+    auto p = std::make_unique<Padded<C>>();
+    auto node = std::make_unique<typename C::node_type>();
+    C::init(p->l);
+    C::enter(p->l, *node);
+    for (auto _ : state) {
+        C::write_lock(p->l, *node);
+        C::write_unlock(p->l, *node);
+        benchmark::ClobberMemory();
+    }
+    C::leave(p->l, *node);
+    C::destroy(p->l);
+}
+
+template <class C> void mix(benchmark::State &state, int threads, unsigned read_pct)
+{
+    auto g = std::make_unique<Shared<C>>();
+    C::init(g->lock.l);
+    bench::WindowResult r;
+    for (auto _ : state) {
+        r = bench::run_window(threads, [&g, read_pct](bench::Window &w, int index) {
+            auto node = std::make_unique<typename C::node_type>();
+            C::enter(g->lock.l, *node);
+            uint64_t x = static_cast<uint64_t>(index) + 1, ops = 0, worst = 0, torn = 0, writes = 0;
+            uint64_t rng = 0x9e3779b97f4a7c15ULL * (static_cast<uint64_t>(index) + 1);
+            w.start();
+            while (w.running()) {
+                bool read = next_percent(rng) < read_pct;
+                uint64_t t0 = bench::ticks();
+                if (read) {
+                    C::read_lock(g->lock.l, *node);
+                    worst = std::max(worst, bench::ticks_since(t0));
+                    torn += read_section(*g);
+                    C::read_unlock(g->lock.l, *node);
+                } else {
+                    C::write_lock(g->lock.l, *node);
+                    worst = std::max(worst, bench::ticks_since(t0));
+                    write_section(*g);
+                    C::write_unlock(g->lock.l, *node);
+                    ++writes;
+                }
+                x = bench::local_work(x);
+                ++ops;
+            }
+            C::leave(g->lock.l, *node);
+            benchmark::DoNotOptimize(x);
+            g->torn += torn;
+            g->writes += writes;
+            return bench::ThreadResult{ops, worst};
+        });
+        bench::set_time_per_op(state, r);
+    }
+    C::destroy(g->lock.l);
+    check(state, *g);
+    bench::report_contended(state, r);
+}
+
+constexpr int kWaitReaders = 7;
+constexpr auto kWriterPause = std::chrono::microseconds(200);
+
+template <class C> void writer_wait(benchmark::State &state)
+{
+    auto g = std::make_unique<Shared<C>>();
+    C::init(g->lock.l);
+    bench::Histogram waits; // the writer's, in ticks
+    bench::WindowResult r;
+    for (auto _ : state) {
+        r = bench::run_window(kWaitReaders + 1, [&g, &waits](bench::Window &w, int index) {
+            auto node = std::make_unique<typename C::node_type>();
+            C::enter(g->lock.l, *node);
+            uint64_t ops = 0, worst = 0;
+            if (index == 0) { // the writer
+                w.start();
+                while (w.running()) {
+                    uint64_t t0 = bench::ticks();
+                    C::write_lock(g->lock.l, *node);
+                    uint64_t waited = bench::ticks_since(t0);
+                    write_section(*g);
+                    C::write_unlock(g->lock.l, *node);
+                    waits.record(waited);
+                    worst = std::max(worst, waited);
+                    ++g->writes;
+                    std::this_thread::sleep_for(kWriterPause);
+                }
+            } else { // a reader
+                uint64_t x = static_cast<uint64_t>(index) + 1, torn = 0;
+                w.start();
+                while (w.running()) {
+                    C::read_lock(g->lock.l, *node);
+                    torn += read_section(*g);
+                    C::read_unlock(g->lock.l, *node);
+                    x = bench::local_work(x);
+                    ++ops;
+                }
+                benchmark::DoNotOptimize(x);
+                g->torn += torn;
+            }
+            C::leave(g->lock.l, *node);
+            return bench::ThreadResult{ops, worst}; // ops: reads only
+        });
+        bench::set_time_per_op(state, r);
+    }
+    C::destroy(g->lock.l);
+    check(state, *g);
+    uint64_t reads = r.total_ops(), worst = 0;
+    for (const bench::ThreadResult &t : r.threads)
+        worst = std::max(worst, t.worst_wait_ticks);
+    double per_read = reads ? 1.0 / static_cast<double>(reads) : 0.0;
+    state.counters["items_per_second"] = static_cast<double>(reads) / r.seconds;
+    state.counters["csw_per_op"] = static_cast<double>(r.context_switches) * per_read;
+    state.counters["cpu_ns_per_op"] = r.cpu_seconds * 1e9 * per_read;
+    state.counters["worst_wait_ns"] = bench::ticks_to_ns(worst);
+    state.counters["writer_p50_ns"] = bench::ticks_to_ns(waits.quantile(0.50));
+    state.counters["writer_p99_ns"] = bench::ticks_to_ns(waits.quantile(0.99));
+    state.counters["writes"] = static_cast<double>(g->writes.load());
+}
+
+// ---- registration -------------------------------------------------------
+
+struct Mix {
+    const char *scenario;
+    unsigned read_pct;
+};
+constexpr Mix kMixes[] = {{"mix100", 100}, {"mix99", 99}, {"mix90", 90}, {"mix50", 50}};
+
+template <class... Cs> void register_all(List<Cs...>)
+{
+    (bench::add_single(bench::row_name("rwlock", "uncontended_read", Cs::name),
+                       uncontended_read<Cs>),
+     ...);
+    (bench::add_single(bench::row_name("rwlock", "uncontended_write", Cs::name),
+                       uncontended_write<Cs>),
+     ...);
+    for (const Mix &m : kMixes)
+        for (int t : bench::kThreadCounts)
+            (bench::add_windowed(
+                 bench::row_name("rwlock", m.scenario, Cs::name, t),
+                 [t, pct = m.read_pct](benchmark::State &s) { mix<Cs>(s, t, pct); }),
+             ...);
+    (bench::add_windowed(bench::row_name("rwlock", "writer_wait", Cs::name), writer_wait<Cs>), ...);
+}
+
+} // namespace
+
+void bench::register_rwlock()
+{
+    // As in register_mutex: the packaged absl would otherwise run its
+    // deadlock detector on every lock.
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    register_all(Contenders{});
+}

@@ -1,0 +1,250 @@
+/* park/rwlock.h: a writer-preferring reader/writer lock.
+ *
+ * 24 bytes; zeroed memory (or PARK_RWLOCK_INIT) is a free lock, so
+ * park_rwlock_init is only needed to reuse memory. Not thread-affine: a
+ * read or write hold may be released by any thread, not only the one that
+ * took it. Not recursive.
+ *
+ * Policy (who gets in when):
+ *   - Readers share the lock; a writer holds it alone.
+ *   - A waiting writer blocks new readers: once a writer waits, read_lock
+ *     queues and read_trylock fails, even while readers hold the lock.
+ *   - When the lock falls free, the oldest queued writer goes before the
+ *     queued readers, unless PARK_RWLOCK_WRITER_STREAK (2) writers in a row
+ *     have already been handed the lock while readers waited: then all the
+ *     queued readers enter together, as one batch, and the next writer goes
+ *     when the batch has left. With no writer queued, all queued readers
+ *     enter together.
+ *   - Between writers the lock is handed over directly: a writer queued
+ *     behind a holder gets the lock from the holder's release, and a new
+ *     caller cannot take it in between.
+ *   So a queued writer waits at most for the current holders and the
+ *   writers ahead of it (and one batch of readers every 2 writers), and a
+ *   queued reader waits at most for the current holder and 2 more writers.
+ *
+ * Re-entering the read lock deadlocks while a writer waits: a thread that
+ * holds a read lock and calls read_lock again queues behind the waiting
+ * writer, which waits for the thread's first hold to be released. PARK_DEBUG
+ * builds of the library detect this case and abort with a message: see
+ * park_rwlock_read_lock for exactly what is detected.
+ *
+ * Uncontended read_lock and read_unlock are one compare-and-swap each,
+ * inlined, and so are write_lock, write_trylock, write_unlock and
+ * downgrade. Contended callers spin briefly while nobody is queued, then
+ * park in park's shared wait queue (no CPU while parked, no allocation).
+ *
+ * Destruction safety: after the atomic operation that releases its hold
+ * (and, where one waits, hands the lock to the next holder), an unlock
+ * never touches the lock's memory again, so the thread that takes the lock
+ * next may destroy and free it at once.
+ *
+ * Memory ordering. Every successful acquisition (read or write, plain,
+ * try or timed) is an acquire operation and every release (read_unlock,
+ * write_unlock, downgrade) is a release operation on the lock:
+ *   - everything written under a write hold is visible to every later
+ *     holder, reader or writer;
+ *   - everything a reader did under its hold (its reads included) happens
+ *     before the next write hold begins.
+ * Readers holding the lock at the same time are not ordered with each
+ * other. */
+#ifndef PARK_RWLOCK_H
+#define PARK_RWLOCK_H
+
+#include <park/common.h>
+#include <park/time.h>
+
+PARK_BEGIN_DECLS
+
+typedef struct park_rwlock {
+    uint32_t state_;   /* private: the state word, see lib/rwlock.c */
+    uint32_t wqueued_; /* private: writers queued (lib/wait's bucket lock) */
+    uint32_t rqueued_; /* private: readers queued (ditto) */
+    uint32_t wstreak_; /* private: writers handed the lock in a row while
+                          readers waited (ditto) */
+    uint32_t granted_; /* private: readers handed a hold, not yet running */
+    uint32_t debug_;   /* private: PARK_DEBUG builds of the library only */
+} park_rwlock_t;
+
+/* Static initialiser: a free lock. Same as zeroed memory. */
+#define PARK_RWLOCK_INIT { 0, 0, 0, 0, 0, 0 }
+
+/* Writers handed the lock in a row while readers wait, after which the
+ * queued readers go first (K of the policy above). 2 keeps a queued
+ * reader's wait to the current holder plus two writes, while under a
+ * stream of writers they still get two thirds of the turns. */
+#define PARK_RWLOCK_WRITER_STREAK 2u
+
+/* Private: the state word (lib/rwlock.c documents the machine). */
+#define PARK__RW_READER 1u                  /* one read hold (count unit) */
+#define PARK__RW_READERS_MASK 0x1fffffffu   /* bits 0-28: read holds */
+#define PARK__RW_READERS_GUARD 0x10000000u  /* bit 28: this many go slow */
+#define PARK__RW_READERS_QUEUED 0x20000000u /* readers queued in lib/wait */
+#define PARK__RW_WRITER_WAITING 0x40000000u /* writers queued in lib/wait */
+#define PARK__RW_WRITER 0x80000000u         /* write-held */
+/* A reader may not take the lock inline while any of these is set. */
+#define PARK__RW_NO_FAST_READ (PARK__RW_WRITER | PARK__RW_WRITER_WAITING | PARK__RW_READERS_GUARD)
+
+/* Private: out-of-line slow paths of the inline functions below. */
+PARK_API void park__rwlock_read_lock_slow(park_rwlock_t *rw);
+PARK_API bool park__rwlock_read_trylock_slow(park_rwlock_t *rw);
+PARK_API void park__rwlock_read_unlock_slow(park_rwlock_t *rw);
+PARK_API void park__rwlock_write_lock_slow(park_rwlock_t *rw);
+PARK_API void park__rwlock_write_unlock_slow(park_rwlock_t *rw);
+PARK_API void park__rwlock_downgrade_slow(park_rwlock_t *rw);
+/* Private: true in PARK_DEBUG builds of the library, which record each
+ * thread's read holds out of line (the inline read paths then call the
+ * slow paths directly); false otherwise. */
+PARK_API extern const bool park__rwlock_tracked;
+
+/* Makes *rw a free lock. Not atomic: nobody may use *rw meanwhile. */
+PARK_API void park_rwlock_init(park_rwlock_t *rw);
+
+/* Checks that *rw is free and nobody waits for it: 0, or EBUSY (then *rw
+ * is unchanged and still usable). After 0 the memory may be freed or
+ * reused. Never blocks. Acquire ordering (after every earlier release). */
+PARK_API int park_rwlock_destroy(park_rwlock_t *rw);
+
+/* Takes a read hold, blocking while a writer holds the lock or waits for
+ * it. Acquire ordering.
+ *
+ * Calling it while the calling thread already holds a read hold on *rw
+ * deadlocks if a writer waits. PARK_DEBUG builds of the library abort with
+ * a message instead when, at the moment this call would park because a
+ * writer waits (and none holds the lock), the calling thread still has a
+ * read hold on *rw that it took itself (by read_lock, read_trylock,
+ * read_lock_until or downgrade) and has not released. A hold released by a
+ * thread other than the one that took it turns the check off for that
+ * lock until it is initialised again (holds are recorded per thread, at
+ * most 8 locks per thread; a hold beyond those counts as released
+ * elsewhere), so the check never reports a lock the thread does not hold. */
+static inline void park_rwlock_read_lock(park_rwlock_t *rw)
+{
+    /* The first try guesses "free", so an uncontended lock costs one CAS
+     * and no load before it; a failed try returns the word to retry with. */
+    uint32_t s = 0;
+    if (PARK__LIKELY(!park__rwlock_tracked)) {
+        do {
+            /* acquire: pairs with the release of the last write_unlock or
+             * downgrade (lib/rwlock.c: the finish CAS). */
+            if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, s + PARK__RW_READER,
+                                                         false, __ATOMIC_ACQUIRE,
+                                                         __ATOMIC_RELAXED)))
+                return;
+        } while (!(s & PARK__RW_NO_FAST_READ));
+    }
+    park__rwlock_read_lock_slow(rw);
+}
+
+/* Takes a read hold if no writer holds the lock or waits for it: true
+ * (acquire ordering) or false. Never blocks. */
+static inline bool park_rwlock_read_trylock(park_rwlock_t *rw)
+{
+    if (PARK__UNLIKELY(park__rwlock_tracked))
+        return park__rwlock_read_trylock_slow(rw);
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    while (!(s & PARK__RW_NO_FAST_READ)) {
+        /* acquire: as in park_rwlock_read_lock. */
+        if (__atomic_compare_exchange_n(&rw->state_, &s, s + PARK__RW_READER, true,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return true;
+    }
+    return false;
+}
+
+/* Takes a read hold, blocking while a writer holds the lock or waits for
+ * it, until the absolute deadline (CLOCK_MONOTONIC ns; PARK_FOREVER never
+ * expires) has passed: 0 (acquire ordering) or ETIMEDOUT (no hold taken).
+ * A lock that readers may enter right now is entered even when the
+ * deadline has passed. With PARK_FOREVER, PARK_DEBUG builds check for
+ * re-entry as park_rwlock_read_lock does. */
+PARK_API int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline);
+
+/* Releases a read hold (the caller's or any other thread's). Release
+ * ordering. Does not block; the last reader out hands the lock to a waiting
+ * writer (or to the readers, see the policy). After its releasing
+ * operation it no longer touches *rw. Releasing a lock that is not
+ * read-held is undefined; PARK_DEBUG builds abort with a message. */
+static inline void park_rwlock_read_unlock(park_rwlock_t *rw)
+{
+    /* The first try guesses "the only reader, nobody waiting". */
+    uint32_t s = PARK__RW_READER;
+    if (PARK__LIKELY(!park__rwlock_tracked)) {
+        do {
+            /* release: pairs with the acquire of the next write lock. */
+            if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, s - PARK__RW_READER,
+                                                         false, __ATOMIC_RELEASE,
+                                                         __ATOMIC_RELAXED)))
+                return;
+        } while (!(s & (PARK__RW_WRITER | PARK__RW_WRITER_WAITING)) &&
+                 (s & PARK__RW_READERS_MASK) != 0);
+    }
+    park__rwlock_read_unlock_slow(rw);
+}
+
+/* Takes the write hold, blocking while anyone holds the lock (and behind
+ * the writers queued before). Acquire ordering. Relocking a lock the
+ * caller holds (for reading or writing) deadlocks. */
+static inline void park_rwlock_write_lock(park_rwlock_t *rw)
+{
+    uint32_t s = 0;
+    /* acquire: pairs with the release of the last unlock. */
+    if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_WRITER, false,
+                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+        return;
+    park__rwlock_write_lock_slow(rw);
+}
+
+/* Takes the write hold if the lock is free and nobody is queued for it:
+ * true (acquire ordering) or false. Never blocks. */
+static inline bool park_rwlock_write_trylock(park_rwlock_t *rw)
+{
+    uint32_t s = 0;
+    /* acquire: pairs with the release of the last unlock. */
+    return __atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_WRITER, false, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+/* Takes the write hold, blocking while anyone holds the lock, until the
+ * absolute deadline (CLOCK_MONOTONIC ns; PARK_FOREVER never expires) has
+ * passed: 0 (acquire ordering) or ETIMEDOUT (no hold taken). A free lock
+ * is taken even when the deadline has passed. A writer that gives up lets
+ * in the readers it was holding back (unless another writer still waits or
+ * holds the lock). */
+PARK_API int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadline);
+
+/* Releases the write hold (the caller's or any other thread's). Release
+ * ordering. Does not block; hands the lock to the next queued writer, or
+ * to all queued readers (see the policy). After its releasing operation it
+ * no longer touches *rw. Releasing a lock that is not write-held is
+ * undefined; PARK_DEBUG builds abort with a message. */
+static inline void park_rwlock_write_unlock(park_rwlock_t *rw)
+{
+    uint32_t s = PARK__RW_WRITER;
+    /* release: pairs with the acquire of the next lock. */
+    if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, 0, false, __ATOMIC_RELEASE,
+                                                 __ATOMIC_RELAXED)))
+        return;
+    park__rwlock_write_unlock_slow(rw);
+}
+
+/* Turns the write hold into a read hold, atomically: no writer gets the
+ * lock in between, not even one already queued (it keeps its place, and
+ * goes when the read holds are released). The queued readers enter with
+ * the caller if no writer is queued, and stay queued otherwise. Release
+ * ordering for the write hold (readers that enter see its writes). Does not
+ * block. Downgrading a lock that is not write-held is undefined; PARK_DEBUG
+ * builds abort with a message. */
+static inline void park_rwlock_downgrade(park_rwlock_t *rw)
+{
+    uint32_t s = PARK__RW_WRITER;
+    /* release: pairs with the acquire of the readers that enter after. */
+    if (PARK__LIKELY(!park__rwlock_tracked) &&
+        PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_READER, false,
+                                                 __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+        return;
+    park__rwlock_downgrade_slow(rw);
+}
+
+PARK_END_DECLS
+
+#endif /* PARK_RWLOCK_H */

@@ -1,0 +1,632 @@
+/* lib/rwlock.c: park_rwlock, a writer-preferring reader/writer lock.
+ *
+ * State word (park_rwlock_t.state_), bits named in park/rwlock.h:
+ *
+ *   n   bits 0-28  read holds (READERS); n >= GUARD (2^28) sends readers
+ *                  to the slow path, which aborts at the mask
+ *   RQ  bit 29     readers are queued in lib/wait under the lock's address
+ *   WW  bit 30     writers are queued there (blocks new readers)
+ *   W   bit 31     write-held
+ *
+ * Beside it, under lib/wait's bucket lock of the lock's address only:
+ * wqueued_ and rqueued_ count the queued writers and readers (WW is set
+ * exactly when wqueued_ > 0, RQ exactly when rqueued_ > 0, whenever the
+ * bucket lock is free), and wstreak_ counts the writers handed the lock in
+ * a row while readers were queued (0 whenever rqueued_ is 0). granted_
+ * (atomic, a hint for writers, below) counts the readers handed a hold that
+ * have not yet returned from their wait.
+ *
+ *   state       meaning
+ *   0           free, nobody queued
+ *   n           n readers, nobody queued
+ *   W           a writer, nobody queued
+ *   W|x         a writer; queued writers (x has WW), readers (RQ) or both
+ *   n|WW|r      n > 0 readers, writers queued, maybe readers too (r: 0 or
+ *               RQ); new readers queue
+ *   n|RQ        readers queued and nothing holds them back any more (n may
+ *               be 0): only between a writer's time-out and its admitting
+ *               them (below)
+ *
+ * Invariant (whenever the bucket lock is free): WW => W or n > 0. The lock
+ * never lies free while a writer is queued: every release that would free
+ * it hands it on under the bucket lock instead.
+ *
+ * Transitions (x: any queue bits):
+ *   read_lock      n|r -> n+1|r        CAS, inline (r: 0 or RQ; needs no W,
+ *                                      no WW); also in read validate
+ *   read_unlock    n|r -> n-1|r        CAS, inline (needs no W, no WW)
+ *   write_lock     0 -> W              CAS, inline
+ *                  r -> W|r            CAS in write validate, bucket locked
+ *   write_unlock   W -> 0              CAS, inline
+ *   downgrade      W -> 1              CAS, inline
+ *   queue reader   s -> s|RQ           CAS in read validate (s has W or WW)
+ *   queue writer   s -> s|WW           CAS in write validate (s has W or n)
+ *   leave queue    s -> s & ~RQ        fetch_and in removed, when the last
+ *                  s -> s & ~WW        reader (writer) leaves the queue
+ *   release, slow  (any of the above   CAS in release_finish, bucket
+ *                  releases, or admit) locked: the releaser's hold goes, the
+ *                                      grants of release_select come in,
+ *                                      RQ and WW follow the counts
+ *
+ * Who changes the word. Inline paths (and the slow paths' retries outside
+ * the bucket lock) change it only by a CAS from a value without W and WW
+ * (readers), or from exactly 0 / W (writers). So while W
+ * or WW is set, only bucket-lock holders change it, and a slow release
+ * decides on a word nobody else changes under it. Without W and WW, fast
+ * readers may come and go during a slow release, but then the decision
+ * (admit every queued reader) does not depend on their number, and no
+ * writer can slip in meanwhile: RQ is set, so the word is not 0, and
+ * taking W from any other value needs the bucket lock.
+ *
+ * Policy, decided in release_select under the bucket lock: with the
+ * releaser's hold gone, if a writer holds the lock nobody is granted; if
+ * readers hold it, the queued readers are granted only when no writer is
+ * queued; if it falls free, the oldest queued writer is granted unless
+ * PARK_RWLOCK_WRITER_STREAK writers in a row were granted while readers
+ * waited, otherwise every queued reader is (one batch). The grant is a
+ * hand-over: release_finish stores the grantees' holds in the word, and a
+ * granted waiter returns holding the lock.
+ *
+ * Destruction safety: the inline releases end with their CAS. The slow
+ * releases (read_unlock with WW, write_unlock or downgrade with queue bits)
+ * make their hand-over CAS in release_finish, the last thing they do to the
+ * lock: park__unpark then touches only its bucket and the waiters.
+ *
+ * Writers yield to sleeping grantees. A batch of readers is handed its
+ * holds while the readers still sleep, and each must be scheduled before it
+ * can release. A writer that arrives meanwhile and parks sets WW, so every
+ * reader that runs now parks too, to be handed its hold at the writer's
+ * release while asleep again: with more threads than CPUs that convoy
+ * never ends (8 threads on 2 CPUs ran 4x slower than glibc's rwlock). So a
+ * writer that has spun in vain while every holder is such a grantee
+ * (n <= granted_) and nobody is queued yields the CPU, a few times, before
+ * it parks: the grantees run and leave, and the writer takes the lock
+ * without ever blocking a reader. It is only a hint (a writer that misreads
+ * it yields or parks needlessly), so it is relaxed throughout.
+ *
+ * A writer whose wait times out may leave readers queued behind it that
+ * nothing holds back any more. Its removed callback cannot grant them
+ * (lib/wait runs it under the bucket lock), so it marks them to admit and
+ * the writer, back from park__wait, releases them with a park__unpark of
+ * its own (the ADMIT release, which gives up no hold). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <park/rwlock.h>
+
+#include "os/os.h"
+#include "wait/wait.h"
+
+#define READER PARK__RW_READER
+#define READERS PARK__RW_READERS_MASK
+#define RQ PARK__RW_READERS_QUEUED
+#define WW PARK__RW_WRITER_WAITING
+#define W PARK__RW_WRITER
+
+#define SPIN 40  /* acquire attempts on loads before parking */
+#define YIELDS 8 /* writer: yields to sleeping grantees before parking */
+
+_Static_assert((READERS & (RQ | WW | W)) == 0, "the reader count has its own bits");
+_Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
+
+/* w->want of a queued waiter. A grant is always the lock itself. */
+enum { WANT_READ = 1, WANT_WRITE = 2 };
+
+#ifdef PARK_DEBUG
+const bool park__rwlock_tracked = true;
+#else
+const bool park__rwlock_tracked = false;
+#endif
+
+/* ---- PARK_DEBUG: each thread's read holds ----------------------------------
+ *
+ * A thread records the read holds it takes (per lock, a count) and removes
+ * one at each read_unlock it makes. A read_unlock that finds no record of
+ * its lock released a hold taken by another thread (or one not recorded for
+ * lack of room): it sets the lock's debug_ word, which turns the re-entry
+ * check off for that lock, because some thread's record of it may now be
+ * stale. So a check that finds a record and a clear debug_ word is right:
+ * the thread holds the lock. */
+
+#define TRACK_SLOTS 8
+#define DEBUG_UNTRACKED 1u /* debug_: a hold was released untracked */
+
+#ifdef PARK_DEBUG
+static _Thread_local struct {
+    const park_rwlock_t *rw;
+    uint32_t holds;
+} tracked[TRACK_SLOTS];
+
+static void track_add(const park_rwlock_t *rw)
+{
+    int free_slot = -1;
+    for (int i = 0; i < TRACK_SLOTS; i++) {
+        if (tracked[i].rw == rw) {
+            tracked[i].holds++;
+            return;
+        }
+        if (!tracked[i].rw && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot >= 0) {
+        tracked[free_slot].rw = rw;
+        tracked[free_slot].holds = 1;
+    }
+}
+
+static void track_remove(park_rwlock_t *rw)
+{
+    for (int i = 0; i < TRACK_SLOTS; i++) {
+        if (tracked[i].rw == rw) {
+            if (--tracked[i].holds == 0)
+                tracked[i].rw = NULL;
+            return;
+        }
+    }
+    /* relaxed: a flag only this file's debug checks read, never data. */
+    __atomic_store_n(&rw->debug_, DEBUG_UNTRACKED, __ATOMIC_RELAXED);
+}
+
+static bool track_holds(const park_rwlock_t *rw)
+{
+    /* relaxed: as in track_remove. */
+    if (__atomic_load_n(&rw->debug_, __ATOMIC_RELAXED) & DEBUG_UNTRACKED)
+        return false;
+    for (int i = 0; i < TRACK_SLOTS; i++)
+        if (tracked[i].rw == rw)
+            return true;
+    return false;
+}
+
+static _Noreturn void misuse(const char *call, const park_rwlock_t *rw, const char *what)
+{
+    fprintf(stderr, "park: %s(%p): %s\n", call, (const void *)rw, what);
+    abort();
+}
+#else
+static void track_add(const park_rwlock_t *rw)
+{
+    (void)rw;
+}
+
+static void track_remove(park_rwlock_t *rw)
+{
+    (void)rw;
+}
+#endif
+
+static _Noreturn void too_many_readers(const park_rwlock_t *rw)
+{
+    fprintf(stderr, "park: park_rwlock_read_lock(%p): %u read holds at once\n", (const void *)rw,
+            READERS);
+    abort();
+}
+
+void park_rwlock_init(park_rwlock_t *rw)
+{
+    __atomic_store_n(&rw->state_, 0, __ATOMIC_RELAXED);
+    rw->wqueued_ = 0;
+    rw->rqueued_ = 0;
+    rw->wstreak_ = 0;
+    __atomic_store_n(&rw->granted_, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw->debug_, 0, __ATOMIC_RELAXED);
+}
+
+int park_rwlock_destroy(park_rwlock_t *rw)
+{
+    /* acquire: pairs with the releasing CAS of the last unlock, so that
+     * freeing the memory is ordered after every use. Queue bits are set
+     * whenever anyone is queued, so 0 also means nobody waits. */
+    return __atomic_load_n(&rw->state_, __ATOMIC_ACQUIRE) == 0 ? 0 : EBUSY;
+}
+
+/* ---- the release: policy and hand-over ----------------------------------- */
+
+/* What a slow release gives up. */
+enum release_op {
+    RELEASE_READ,  /* one read hold */
+    RELEASE_WRITE, /* the write hold */
+    DOWNGRADE,     /* the write hold, for a read hold */
+    ADMIT,         /* nothing: a timed-out writer lets readers in */
+};
+
+enum plan { GRANT_NOBODY, GRANT_WRITER, GRANT_READERS };
+
+struct release {
+    park_rwlock_t *rw;
+    enum release_op op;
+    bool planned;
+    enum plan plan;
+    uint32_t readers; /* readers granted */
+    bool writer;      /* a writer granted */
+};
+
+/* The holds left in s once the releaser's hold is gone. */
+static uint32_t without_releaser(enum release_op op, uint32_t s)
+{
+    switch (op) {
+    case RELEASE_READ:
+        return s - READER;
+    case RELEASE_WRITE:
+        return s & ~W;
+    case DOWNGRADE:
+        return (s & ~W) + READER;
+    default:
+        return s;
+    }
+}
+
+/* Bucket locked: decides who gets the lock (see the policy at the top). */
+static void make_plan(struct release *r)
+{
+    park_rwlock_t *rw = r->rw;
+    /* relaxed: the decision needs no ordering; the hand-over CAS in
+     * release_finish orders the grants. */
+    uint32_t left = without_releaser(r->op, __atomic_load_n(&rw->state_, __ATOMIC_RELAXED));
+    bool falls_free = (left & (W | READERS)) == 0;
+    r->planned = true;
+    if (left & W)
+        r->plan = GRANT_NOBODY;
+    else if (rw->wqueued_ && falls_free &&
+             (!rw->rqueued_ || rw->wstreak_ < PARK_RWLOCK_WRITER_STREAK))
+        r->plan = GRANT_WRITER;
+    else if (rw->rqueued_ && (!rw->wqueued_ || falls_free))
+        r->plan = GRANT_READERS;
+    else
+        r->plan = GRANT_NOBODY;
+}
+
+static unsigned release_select(void *ctx, park__waiter_t *w)
+{
+    struct release *r = ctx;
+    if (!r->planned)
+        make_plan(r);
+    switch (r->plan) {
+    case GRANT_WRITER:
+        if (w->want != WANT_WRITE)
+            return PARK__SELECT_SKIP;
+        r->writer = true;
+        w->grant = 1;
+        return PARK__SELECT_GRANT | PARK__SELECT_STOP;
+    case GRANT_READERS:
+        if (w->want != WANT_READ)
+            return PARK__SELECT_SKIP;
+        w->grant = 1;
+        /* Stop at the last queued reader instead of walking to the end. */
+        return ++r->readers == r->rw->rqueued_ ? PARK__SELECT_GRANT | PARK__SELECT_STOP
+                                               : PARK__SELECT_GRANT;
+    default:
+        return PARK__SELECT_STOP;
+    }
+}
+
+static void release_finish(void *ctx, bool more)
+{
+    struct release *r = ctx;
+    park_rwlock_t *rw = r->rw;
+    (void)more; /* the counts say more: who remains */
+    if (!r->planned)
+        make_plan(r); /* nobody was queued */
+    bool readers_waited = rw->rqueued_ != 0;
+    rw->rqueued_ -= r->readers;
+    rw->wqueued_ -= r->writer;
+    if (r->writer)
+        rw->wstreak_ = readers_waited ? rw->wstreak_ + 1 : 0;
+    if (r->readers) /* relaxed: a hint (see the top); before the hand-over */
+        __atomic_fetch_add(&rw->granted_, r->readers, __ATOMIC_RELAXED);
+    if (rw->rqueued_ == 0)
+        rw->wstreak_ = 0;
+    uint32_t bits = (r->writer ? W : 0) | (rw->wqueued_ ? WW : 0) | (rw->rqueued_ ? RQ : 0);
+
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
+    do {
+        /* Keeps the readers (fast ones may come and go when neither W nor
+         * WW is set) and an ADMIT's writer; drops the releaser's hold. */
+        next = ((without_releaser(r->op, s) & (W | READERS)) + r->readers * READER) | bits;
+        /* The hand-over: release (pairs with the acquire of the next
+         * holders: fast lockers read this word, granted waiters are ordered
+         * by the bucket unlock and their `woken`); acquire (pairs with the
+         * release CAS of the fast read_unlocks before it, so the holders we
+         * grant are ordered after those readers). The last access to *rw. */
+    } while (!__atomic_compare_exchange_n(&rw->state_, &s, next, true, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_RELAXED));
+}
+
+static void release_slow(park_rwlock_t *rw, enum release_op op)
+{
+    struct release r = {rw, op, false, GRANT_NOBODY, 0, false};
+    park__unpark(rw, release_select, release_finish, &r);
+}
+
+/* ---- readers --------------------------------------------------------------- */
+
+struct wait_ctx {
+    park_rwlock_t *rw;
+    bool acquired;      /* validate took the lock instead of queueing */
+    bool check_reentry; /* PARK_DEBUG: a read wait that never times out */
+    bool reentered;     /* PARK_DEBUG: ... by a thread that holds a read */
+    bool admit;         /* a timed-out writer leaves readers to admit */
+};
+
+/* One attempt at a read hold on a word without W and WW. */
+static bool try_read(park_rwlock_t *rw, uint32_t *s)
+{
+    while (!(*s & (W | WW))) {
+        if ((*s & READERS) == READERS)
+            too_many_readers(rw);
+        /* n|r -> n+1|r; acquire: pairs with the release of the last write
+         * unlock or downgrade. */
+        if (__atomic_compare_exchange_n(&rw->state_, s, *s + READER, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return true;
+    }
+    return false;
+}
+
+static bool read_validate(void *ctx)
+{
+    struct wait_ctx *c = ctx;
+    park_rwlock_t *rw = c->rw;
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    for (;;) {
+        if (try_read(rw, &s)) {
+            c->acquired = true;
+            return false;
+        }
+#ifdef PARK_DEBUG
+        if (c->check_reentry && !(s & W) && track_holds(rw)) {
+            c->reentered = true; /* would wait for the waiting writer, which waits for us */
+            return false;
+        }
+#endif
+        /* s -> s|RQ; relaxed: publishes no data. Releases read RQ under the
+         * bucket lock, and a racing inline CAS fails on the changed word. */
+        if ((s & RQ) || __atomic_compare_exchange_n(&rw->state_, &s, s | RQ, true, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)) {
+            rw->rqueued_++;
+            return true;
+        }
+    }
+}
+
+static void read_removed(void *ctx, bool more)
+{
+    struct wait_ctx *c = ctx;
+    park_rwlock_t *rw = c->rw;
+    (void)more;
+    if (--rw->rqueued_ == 0) {
+        rw->wstreak_ = 0;
+        /* s -> s & ~RQ; relaxed: as in read_validate. */
+        __atomic_fetch_and(&rw->state_, ~RQ, __ATOMIC_RELAXED);
+    }
+}
+
+static const park__wait_ops_t read_ops = {read_validate, read_removed, NULL};
+
+static int read_wait(park_rwlock_t *rw, park_time_t deadline)
+{
+    struct wait_ctx c = {rw, false, deadline == PARK_FOREVER, false, false};
+    park__waiter_t w;
+    park__waiter_init(&w, WANT_READ);
+    for (;;) {
+        uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+        /* Spin only while nobody is queued (rule 6): a waiting writer will
+         * not let us in before it has had its turn anyway. */
+        for (int i = 0; i < SPIN && !(s & (WW | RQ)); i++) {
+            if (try_read(rw, &s))
+                return 0;
+            park__os_pause();
+            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+        }
+        if (try_read(rw, &s))
+            return 0;
+        if (deadline != PARK_FOREVER && park_now() >= deadline)
+            return ETIMEDOUT;
+        switch (park__wait(rw, &w, 0, &read_ops, &c, deadline)) {
+        case PARK__WAIT_GRANTED:
+            /* Handed a read hold; running now. relaxed: a hint. */
+            __atomic_fetch_sub(&rw->granted_, 1, __ATOMIC_RELAXED);
+            return 0;
+        case PARK__WAIT_TIMEDOUT:
+            return ETIMEDOUT;
+        default:
+            if (c.acquired)
+                return 0;
+#ifdef PARK_DEBUG
+            if (c.reentered)
+                misuse("park_rwlock_read_lock", rw,
+                       "re-entered by a thread that holds a read lock on it while a writer "
+                       "waits: deadlock");
+#endif
+            break;
+        }
+    }
+}
+
+void park__rwlock_read_lock_slow(park_rwlock_t *rw)
+{
+    (void)read_wait(rw, PARK_FOREVER);
+    track_add(rw);
+}
+
+int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline)
+{
+    int r = read_wait(rw, deadline);
+    if (r == 0)
+        track_add(rw);
+    return r;
+}
+
+bool park__rwlock_read_trylock_slow(park_rwlock_t *rw)
+{
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    if (!try_read(rw, &s))
+        return false;
+    track_add(rw);
+    return true;
+}
+
+void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
+{
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+#ifdef PARK_DEBUG
+    if ((s & W) || !(s & READERS))
+        misuse("park_rwlock_read_unlock", rw, "the lock is not read-locked");
+#endif
+    track_remove(rw);
+    while (!(s & WW)) {
+        /* n|r -> n-1|r, nobody to hand over to. release: pairs with the
+         * acquire of the next write lock. */
+        if (__atomic_compare_exchange_n(&rw->state_, &s, s - READER, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+            return;
+    }
+    /* A writer waits: the word only changes under the bucket lock now. */
+    release_slow(rw, RELEASE_READ);
+}
+
+/* ---- writers --------------------------------------------------------------- */
+
+/* Bucket locked: a writer took the lock outside the queue's order. */
+static void count_writer_grant(park_rwlock_t *rw)
+{
+    rw->wstreak_ = rw->rqueued_ ? rw->wstreak_ + 1 : 0;
+}
+
+/* One attempt at the write hold. Outside the bucket lock W may only be
+ * taken from 0 (see the top). */
+static bool try_write(park_rwlock_t *rw, uint32_t *s)
+{
+    /* 0 -> W; acquire: pairs with the release of the last unlock. */
+    return *s == 0 && __atomic_compare_exchange_n(&rw->state_, s, W, false, __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_RELAXED);
+}
+
+/* Nobody is queued and every read hold in s belongs to a reader handed it
+ * that has not run yet (see "Writers yield to sleeping grantees"). */
+static bool held_by_sleepers(park_rwlock_t *rw, uint32_t s)
+{
+    /* relaxed: a hint. */
+    return !(s & (W | WW | RQ)) && (s & READERS) != 0 &&
+           (s & READERS) <= __atomic_load_n(&rw->granted_, __ATOMIC_RELAXED);
+}
+
+static bool write_validate(void *ctx)
+{
+    struct wait_ctx *c = ctx;
+    park_rwlock_t *rw = c->rw;
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    for (;;) {
+        if (!(s & (W | READERS))) {
+            /* r -> W|r: free, but readers may be queued (only in the
+             * admit gap; a writer goes first). acquire: pairs with the
+             * release of the last unlock. */
+            if (__atomic_compare_exchange_n(&rw->state_, &s, s | W, true, __ATOMIC_ACQUIRE,
+                                            __ATOMIC_RELAXED)) {
+                count_writer_grant(rw);
+                c->acquired = true;
+                return false;
+            }
+            continue;
+        }
+        /* s -> s|WW; relaxed: as in read_validate. */
+        if ((s & WW) || __atomic_compare_exchange_n(&rw->state_, &s, s | WW, true, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)) {
+            rw->wqueued_++;
+            return true;
+        }
+    }
+}
+
+static void write_removed(void *ctx, bool more)
+{
+    struct wait_ctx *c = ctx;
+    park_rwlock_t *rw = c->rw;
+    (void)more;
+    if (--rw->wqueued_ != 0)
+        return;
+    /* s -> s & ~WW; relaxed: as in read_validate. */
+    uint32_t s = __atomic_fetch_and(&rw->state_, ~WW, __ATOMIC_RELAXED);
+    /* Readers queued behind us and no writer in the lock: they may enter,
+     * but granting them is park__unpark's job, which we may not call here. */
+    c->admit = rw->rqueued_ != 0 && !(s & W);
+}
+
+static const park__wait_ops_t write_ops = {write_validate, write_removed, NULL};
+
+static int write_wait(park_rwlock_t *rw, park_time_t deadline)
+{
+    struct wait_ctx c = {rw, false, false, false, false};
+    park__waiter_t w;
+    park__waiter_init(&w, WANT_WRITE);
+    for (;;) {
+        uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+        /* Spin only while nobody is queued (rule 6). */
+        for (int i = 0; i < SPIN && !(s & (WW | RQ)); i++) {
+            if (try_write(rw, &s))
+                return 0;
+            park__os_pause();
+            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+        }
+        if (try_write(rw, &s))
+            return 0;
+        for (int i = 0; i < YIELDS && held_by_sleepers(rw, s); i++) {
+            park__os_yield();
+            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+            if (try_write(rw, &s))
+                return 0;
+        }
+        if (deadline != PARK_FOREVER && park_now() >= deadline)
+            return ETIMEDOUT;
+        switch (park__wait(rw, &w, 0, &write_ops, &c, deadline)) {
+        case PARK__WAIT_GRANTED:
+            return 0; /* handed the lock */
+        case PARK__WAIT_TIMEDOUT:
+            if (c.admit)
+                release_slow(rw, ADMIT);
+            return ETIMEDOUT;
+        default:
+            if (c.acquired)
+                return 0;
+            break;
+        }
+    }
+}
+
+void park__rwlock_write_lock_slow(park_rwlock_t *rw)
+{
+    (void)write_wait(rw, PARK_FOREVER);
+}
+
+int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadline)
+{
+    if (park_rwlock_write_trylock(rw))
+        return 0;
+    return write_wait(rw, deadline);
+}
+
+void park__rwlock_write_unlock_slow(park_rwlock_t *rw)
+{
+#ifdef PARK_DEBUG
+    if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & W))
+        misuse("park_rwlock_write_unlock", rw, "the lock is not write-locked");
+#endif
+    /* W|x -> ...: queue bits are set, so someone may be waiting. */
+    release_slow(rw, RELEASE_WRITE);
+}
+
+void park__rwlock_downgrade_slow(park_rwlock_t *rw)
+{
+    uint32_t s = W;
+#ifdef PARK_DEBUG
+    if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & W))
+        misuse("park_rwlock_downgrade", rw, "the lock is not write-locked");
+#endif
+    /* W -> 1 (the inline path, skipped in PARK_DEBUG builds). release:
+     * pairs with the acquire of the readers that enter after. */
+    if (!__atomic_compare_exchange_n(&rw->state_, &s, READER, false, __ATOMIC_RELEASE,
+                                     __ATOMIC_RELAXED))
+        release_slow(rw, DOWNGRADE);
+    track_add(rw);
+}
