@@ -6,34 +6,41 @@
  *   P  PARKED       waiters may be queued in lib/wait under the address
  *   S  SLOW_UNLOCK  the holder took the lock while P was set (or was handed
  *                   it): its unlock must take the slow path. Only with L.
+ *   c  CREDITS      0-3 more unlocks that keep P after the queue emptied
+ *                   (a recently contended mutex stays "contended" for a
+ *                   few rounds). Only with P.
  *
  *   state      meaning
  *   0          free, nobody queued (or see "the store unlock" below)
  *   L          held, taken uncontended: unlock may be a plain store
  *   L|P        held, waiters queued (set while held)
  *   L|P|S      held, taken from a contended state; L|S once P is cleared
- *   P          free, a woken waiter is on its way to retry (others may be
- *              queued)
+ *   P|c        free, a woken waiter is on its way to retry (others may be
+ *              queued), or contended a moment ago (c > 0, nobody queued)
  *
  * Transitions (x is P or 0):
  *   lock, trylock        0 -> L, P -> L|P|S  CAS (fast path: 0 -> L)
  *   unlock               L -> 0              load + store (or CAS)
  *   park (validate)      L[|S] -> L|P[|S]    CAS, bucket locked
- *   unlock, slow         L|P[|S] -> P        store, bucket locked: wake the
+ *   unlock, slow         L|P[|S]|c -> P|3    store, bucket locked: wake the
  *                                            oldest waiter, which retries
- *                        L|P[|S] -> 0        store, bucket locked: queue empty
+ *                        L|P|S|c -> P|(c-1)  store, bucket locked: queue
+ *                                            empty, credit left
+ *                        L|P[|S] -> 0        store, bucket locked: queue
+ *                                            empty, no credit
  *                        L|P[|S] -> L|S[|P]  store, bucket locked: hand the
  *                                            lock to a waiter that has waited
  *                                            FAIR_NS (no barging possible)
- *   last waiter leaves   P -> 0, L..|P -> L.. fetch_and, bucket locked
+ *   last waiter leaves   P|c -> 0, L..|P|c -> L..  fetch_and, bucket locked
  *
  * While P or S is set only bucket-lock holders change the word (lockers need
  * L clear to CAS, and such unlocks are slow), so the slow unlock decides and
  * stores under the bucket lock, and that store is its last access to the
  * mutex: the woken waiter and everything else it still touches live in
  * lib/wait (rule 9). P stays set while anyone was granted, even the last
- * waiter: a contended mutex keeps unlocking through the queue until an
- * unlock finds it empty.
+ * waiter, and for up to 3 further unlocks (the credits): a contended mutex
+ * keeps unlocking through the queue until it has been quiet for a while.
+ * park_mutex_destroy accepts that leftover (free, nobody queued).
  *
  * The store unlock. Where membarrier(2) works, the uncontended unlock is
  * "load L; store 0" instead of a CAS. A waiter may set P between that load
@@ -54,8 +61,8 @@
  * the bucket lock, and every later holder takes the lock from P (which stays
  * set while anyone is queued) and so carries S too. So the membarrier (a few
  * microseconds) is paid when a mutex goes from uncontended to contended, not
- * on every sleep: a mutex passed back and forth between sleeping threads
- * pays none. (tests/model/mutex.pml checks this protocol, with x86-TSO store
+ * on every sleep: a mutex passed back and forth between sleeping threads,
+ * or contended every few rounds, pays none. (tests/model/mutex.pml checks this protocol, with x86-TSO store
  * buffers, and rejects variants without the membarrier or the hint.)
  * Without membarrier the unlock is a CAS, which never erases P.
  *
@@ -76,6 +83,8 @@
 #define L PARK__MUTEX_LOCKED
 #define P PARK__MUTEX_PARKED
 #define S PARK__MUTEX_SLOW_UNLOCK
+#define C PARK__MUTEX_CREDIT
+#define CREDITS PARK__MUTEX_CREDITS
 
 #define FAIR_NS 1000000u /* a waiter older than this is handed the lock */
 #define SPIN 40          /* lock attempts on loads before parking */
@@ -105,7 +114,11 @@ int park_mutex_destroy(park_mutex_t *m)
 {
     /* acquire: pairs with the releasing store of the last unlock, so that
      * freeing the memory is ordered after every use. */
-    return __atomic_load_n(&m->state_, __ATOMIC_ACQUIRE) == 0 ? 0 : EBUSY;
+    uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_ACQUIRE);
+    if (s == 0)
+        return 0;
+    /* A free word with P and credits only remembers recent contention. */
+    return s & L || park__wait_has_waiters(m) ? EBUSY : 0;
 }
 
 /* One attempt to take a free mutex; keeps P. */
@@ -146,8 +159,8 @@ static bool park_validate(void *ctx)
 static void park_removed(void *ctx, bool more)
 {
     struct lock_ctx *c = ctx;
-    if (!more) /* P -> 0, L..|P -> L..; relaxed: only P changes */
-        __atomic_fetch_and(&c->m->state_, ~P, __ATOMIC_RELAXED);
+    if (!more) /* P.. -> 0, L..|P.. -> L..; relaxed: only P and credits change */
+        __atomic_fetch_and(&c->m->state_, ~(P | CREDITS), __ATOMIC_RELAXED);
 }
 
 /* The waiter's half of the asymmetric Dekker pair (see the top). */
@@ -230,13 +243,19 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
 static void unlock_finish(void *ctx, bool more)
 {
     struct unlock_ctx *u = ctx;
-    /* P stays set while anyone was granted, even the last waiter: the
-     * mutex is contended, and a P set while the word is free (or handed
-     * over) can't be erased by a store unlock, so the next waiter queues
-     * without the membarrier of the L -> L|P transition (ping-pong between
-     * two threads would otherwise pay one per wait). The first unlock that
-     * finds the queue empty clears it. */
-    uint32_t s = more || u->granted >= 0 ? P : 0;
+    /* P stays set while anyone was granted, even the last waiter, and for
+     * up to 3 more unlocks that find the queue empty (the credits): a mutex
+     * that was contended a moment ago is likely to be again, and while P
+     * is set every holder carries S, so its waiters sleep without the
+     * membarrier of an uncontended -> contended transition. */
+    uint32_t old = __atomic_load_n(&u->m->state_, __ATOMIC_RELAXED);
+    uint32_t s;
+    if (more || u->granted >= 0)
+        s = P | CREDITS;
+    else if (old & CREDITS)
+        s = P | ((old & CREDITS) - C);
+    else
+        s = 0;
     if (u->granted == GRANT_HANDOFF) {
         s |= L | S;
         PARK__PROBE1(handoff, u->m);

@@ -41,6 +41,8 @@ typedef struct park_mutex {
 #define PARK__MUTEX_LOCKED 1u
 #define PARK__MUTEX_PARKED 2u
 #define PARK__MUTEX_SLOW_UNLOCK 4u
+#define PARK__MUTEX_CREDIT 8u   /* unit of the "recently contended" count */
+#define PARK__MUTEX_CREDITS 24u /* its field: 0 to 3 credits, only with P */
 /* Private: what a lock taken from a free state s adds to it. */
 #define PARK__MUTEX_TAKE(s) \
     (PARK__MUTEX_LOCKED | ((s) & PARK__MUTEX_PARKED ? PARK__MUTEX_SLOW_UNLOCK : 0u))
