@@ -13,8 +13,8 @@
 # PARK_MODEL_KEEP=1 keeps the work folder (models, verifiers, trails) for
 # replaying a counterexample with spin -t -p.
 # PARK_MODEL_FULL=1 adds the larger bounds (3 threads x 3 iterations: about
-# 76 million states, 2 to 3 minutes and 3.5 GiB of memory); the default cases
-# take about a minute.
+# 85 million states, about 3 minutes and 3.8 GiB of memory); the default cases
+# take about a minute and a half.
 # Exit status: 0 if every case came out as expected, 1 otherwise.
 set -u
 
@@ -67,7 +67,7 @@ run_case()
         failures=$((failures + 1))
         cd "$work" && return 0
     fi
-    # -w24: a 16M-slot hash table, room for the default cases (up to 9
+    # -w24: a 16M-slot hash table, room for the default cases (up to 10
     # million states) without much probing; the larger bounds pass more.
     # -m: far deeper than any run of these bounded models.
     # shellcheck disable=SC2086

@@ -7,15 +7,20 @@
  *     else has finished is an invalid end state (every run is finite, so
  *     this is also termination);
  *   - the mutex is left clean: once every thread is done and the store
- *     buffers have drained, the word is 0, the queue empty and the hint 0
- *     (park_mutex_destroy would return 0).
+ *     buffers have drained, the word is 0 or P|c (recent contention, c
+ *     credits, 0 to 3), never with L or S, the queue is empty and the hint
+ *     0 (park_mutex_destroy would return 0);
+ *   - credits only with P: checked at every slow unlock and at the end.
  *
  * Modelled:
  *   - NPROC threads, each doing ITERS times: lock; critical section;
  *     unlock. With -DTIMED the last thread uses park_mutex_lock_until (a
  *     trylock, then lock_wait with a deadline that may pass at any check or
  *     while asleep; once passed it stays passed).
- *   - The state word with L, P and S. Each CAS of mutex.c and mutex.h is
+ *   - The state word with L, P, S and the credits, exactly: c is a
+ *     counter 0..3 in bits 3-4 as in mutex.h (CREDIT 8, CREDITS 24), not
+ *     bounded further (it costs about 7% more states than the model
+ *     without credits). Each CAS of mutex.c and mutex.h is
  *     one atomic step (a weak-CAS retry loop is one step too: it retries
  *     until the word it saw is the word it replaces). Taking a free word
  *     (try_take, trylock) adds L, and S if P was set (PARK__MUTEX_TAKE);
@@ -45,13 +50,15 @@
  *     decides); before_sleep (covered: sleep; else membarrier, re-read the
  *     word, sleep only if P is set, otherwise leave as on a timeout); the
  *     sleep; the timeout; park__wait_cancel with removed(more) (the last
- *     waiter leaving clears P only: fetch_and ~P), and "grant beats
- *     timeout".
+ *     waiter leaving clears P and the credits: fetch_and ~(P|CREDITS)),
+ *     and "grant beats timeout".
  *   - Slow unlock: grant the oldest waiter RETRY or HANDOFF (chosen
- *     nondeterministically: it depends on the clock), store P if anyone was
- *     granted or waiters remain, else 0, plus L|S on a hand-off; wake after
- *     the bucket unlock. Hinted unlock: grant the oldest waiter RETRY and
- *     leave the word alone.
+ *     nondeterministically: it depends on the clock), then store P|3 if
+ *     anyone was granted or waiters remain, else P|(c-1) if the word read
+ *     under the bucket lock has c > 0 credits, else 0, plus L|S on a
+ *     hand-off; wake after the bucket unlock. Taking from P|c gives
+ *     L|P|S|c (the credits are kept). Hinted unlock: grant the oldest
+ *     waiter RETRY and leave the word alone.
  *
  * Abstracted:
  *   - Spinning before parking: one try_take right before parking stands for
@@ -109,6 +116,8 @@
 #define L 1 /* PARK__MUTEX_LOCKED */
 #define P 2 /* PARK__MUTEX_PARKED */
 #define S 4 /* PARK__MUTEX_SLOW_UNLOCK */
+#define C 8 /* PARK__MUTEX_CREDIT */
+#define CREDITS 24 /* PARK__MUTEX_CREDITS: 0 to 3 credits, only with P */
 
 /* What taking a free word s adds to it (PARK__MUTEX_TAKE). */
 #ifdef NO_SLOW_BIT
@@ -240,10 +249,16 @@ inline unlock_slow(me)
             unlink(w)
         :: else -> w = NONE
         fi;
-        /* unlock_finish: L|P[|S] -> 0 | P | L|S | L|S|P */
+        /* unlock_finish: L|P[|S]|c -> 0 | P|c' | L|S | L|S|P|3. The
+         * word is read under the bucket lock, with L held: nobody else
+         * changes it meanwhile (removed() needs the bucket lock). */
+        assert((state & L) && (!(state & CREDITS) || (state & P)));
         if
-        :: w != NONE || qlen > 0 -> s = P
-        :: else -> s = 0
+        :: w != NONE || qlen > 0 -> s = P | CREDITS
+        :: else -> if
+                   :: state & CREDITS -> s = P | ((state & CREDITS) - C)
+                   :: else -> s = 0
+                   fi
         fi;
         if
         :: w != NONE && grant[w] == HANDOFF ->
@@ -391,7 +406,8 @@ inline wait(me)
                 if
                 :: queued[me] ->
                     unlink(me);
-                    /* park_removed: P -> 0, L..|P -> L.. (fetch_and ~P) */
+                    /* park_removed: P|c -> 0, L..|P|c -> L..
+                     * (fetch_and ~(P|CREDITS)) */
                     if
                     :: qlen == 0 -> state = state & (L | S)
                     :: else
@@ -433,7 +449,10 @@ end:
     atomic {
         done == NPROC ->
             d_step { k = 0; membarrier() };
-            assert(state == 0 && qlen == 0 && hint == 0 && bucket == 0)
+            /* 0, or P|c left by recent contention (destroy accepts it,
+             * nobody being queued); never L or S */
+            assert((state & ~(P | CREDITS)) == 0 && (state == 0 || (state & P)) &&
+                   qlen == 0 && hint == 0 && bucket == 0)
     }
 }
 
