@@ -9,12 +9,11 @@
  *   W   bit 31     write-held
  *
  * Beside it, under lib/wait's bucket lock of the lock's address only:
- * wqueued_ and rqueued_ count the queued writers and readers (WW is set
- * exactly when wqueued_ > 0, RQ exactly when rqueued_ > 0, whenever the
- * bucket lock is free), and wstreak_ counts the writers handed the lock in
- * a row while readers were queued (0 whenever rqueued_ is 0). granted_
- * (atomic, a hint for writers, below) counts the readers handed a hold that
- * have not yet returned from their wait.
+ * wqueued_ counts the writers queued or woken to retry and not yet back
+ * ("in flight", below), rqueued_ the queued readers (WW is set exactly when
+ * wqueued_ > 0, RQ exactly when rqueued_ > 0, whenever the bucket lock is
+ * free), and wstreak_ counts the writers that got the lock in a row while
+ * readers were queued (0 whenever rqueued_ is 0).
  *
  *   state       meaning
  *   0           free, nobody queued
@@ -23,20 +22,25 @@
  *   W|x         a writer; queued writers (x has WW), readers (RQ) or both
  *   n|WW|r      n > 0 readers, writers queued, maybe readers too (r: 0 or
  *               RQ); new readers queue
+ *   WW|r        free, a writer woken to retry is on its way (in flight);
+ *               readers keep queueing, a writer may take it under the
+ *               bucket lock
  *   n|RQ        readers queued and nothing holds them back any more (n may
  *               be 0): only between a writer's time-out and its admitting
  *               them (below)
  *
- * Invariant (whenever the bucket lock is free): WW => W or n > 0. The lock
- * never lies free while a writer is queued: every release that would free
- * it hands it on under the bucket lock instead.
+ * Invariant (whenever the bucket lock is free): WW => W, or n > 0, or a
+ * writer is in flight. The lock never lies free for readers while a writer
+ * waits: a release that frees it wakes a writer and keeps WW set.
  *
  * Transitions (x: any queue bits):
  *   read_lock      n|r -> n+1|r        CAS, inline (r: 0 or RQ; needs no W,
  *                                      no WW); also in read validate
  *   read_unlock    n|r -> n-1|r        CAS, inline (needs no W, no WW)
  *   write_lock     0 -> W              CAS, inline
- *                  r -> W|r            CAS in write validate, bucket locked
+ *                  x -> W|x'           CAS in write validate, bucket locked,
+ *                                      on a free word (n = 0, no W); x' has
+ *                                      WW while other writers are counted
  *   write_unlock   W -> 0              CAS, inline
  *   downgrade      W -> 1              CAS, inline
  *   queue reader   s -> s|RQ           CAS in read validate (s has W or WW)
@@ -50,39 +54,58 @@
  *
  * Who changes the word. Inline paths (and the slow paths' retries outside
  * the bucket lock) change it only by a CAS from a value without W and WW
- * (readers), or from exactly 0 / W (writers). So while W
- * or WW is set, only bucket-lock holders change it, and a slow release
- * decides on a word nobody else changes under it. Without W and WW, fast
- * readers may come and go during a slow release, but then the decision
- * (admit every queued reader) does not depend on their number, and no
- * writer can slip in meanwhile: RQ is set, so the word is not 0, and
- * taking W from any other value needs the bucket lock.
+ * (readers), or from exactly 0 / W (writers). So while W or WW is set, only
+ * bucket-lock holders change it, and a slow release decides on a word
+ * nobody else changes under it. Without W and WW, fast readers may come and
+ * go during a slow release, but then the decision (admit every queued
+ * reader) does not depend on their number, and no writer can slip in
+ * meanwhile: RQ is set, so the word is not 0, and taking W from any other
+ * value needs the bucket lock.
  *
  * Policy, decided in release_select under the bucket lock: with the
  * releaser's hold gone, if a writer holds the lock nobody is granted; if
  * readers hold it, the queued readers are granted only when no writer is
- * queued; if it falls free, the oldest queued writer is granted unless
- * PARK_RWLOCK_WRITER_STREAK writers in a row were granted while readers
- * waited, otherwise every queued reader is (one batch). The grant is a
- * hand-over: release_finish stores the grantees' holds in the word, and a
- * granted waiter returns holding the lock.
+ * counted (queued or in flight); if it falls free, the oldest queued writer
+ * goes unless PARK_RWLOCK_WRITER_STREAK writers in a row got the lock while
+ * readers waited, otherwise every queued reader is granted (one batch).
+ * Readers' grants are hand-overs: release_finish stores their holds in the
+ * word, and a granted reader returns holding the lock.
+ *
+ * Writers barge, with bounded unfairness (DESIGN.md rule 7). Handing the
+ * lock to a sleeping writer makes every other thread wait until that one
+ * is scheduled, and writers that follow each other then pass the lock on
+ * once per context switch. So the writer that a release picks is only
+ * woken to retry, and stays counted in wqueued_ (in flight), which keeps WW
+ * set: readers still queue behind it, but a running writer may take the
+ * free lock first (in write validate). The woken writer takes it, or
+ * queues again at the front with its original start time; a writer that
+ * has waited FAIR_NS is handed the lock instead (release_finish sets W for
+ * it), so no writer waits much longer than that for other writers.
  *
  * Destruction safety: the inline releases end with their CAS. The slow
  * releases (read_unlock with WW, write_unlock or downgrade with queue bits)
  * make their hand-over CAS in release_finish, the last thing they do to the
  * lock: park__unpark then touches only its bucket and the waiters.
  *
- * Writers yield to sleeping grantees. A batch of readers is handed its
- * holds while the readers still sleep, and each must be scheduled before it
- * can release. A writer that arrives meanwhile and parks sets WW, so every
- * reader that runs now parks too, to be handed its hold at the writer's
- * release while asleep again: with more threads than CPUs that convoy
- * never ends (8 threads on 2 CPUs ran 4x slower than glibc's rwlock). So a
- * writer that has spun in vain while every holder is such a grantee
- * (n <= granted_) and nobody is queued yields the CPU, a few times, before
- * it parks: the grantees run and leave, and the writer takes the lock
- * without ever blocking a reader. It is only a hint (a writer that misreads
- * it yields or parks needlessly), so it is relaxed throughout.
+ * Readers held back by a writer yield before they park. A batch of queued
+ * readers is handed its holds while the readers still sleep, and each must
+ * be scheduled before it can release. A writer that comes meanwhile waits
+ * for them, and every reader that runs in the meantime queues behind that
+ * writer, to be handed its hold asleep at the writer's release in turn:
+ * with more threads than CPUs that convoy does not end (8 threads on 2
+ * CPUs ran 4 to 10 times slower than glibc's rwlock, at 99 % and at 50 %
+ * reads). So a reader that finds a writer holding or waiting yields the CPU
+ * a few times (YIELDS) and retries before it queues: the writer's turn
+ * usually passes meanwhile, and the reader goes in running, so the lock is
+ * not handed to sleepers. A yielding reader is not queued, so it is a new
+ * reader to the policy, never ahead of a waiting writer; once it queues,
+ * the policy's bounds cover it. Readers do not spin on the word instead:
+ * every look pulls its cache line away from the writer that must release
+ * it, and at 50 % writes on 2 cores that alone cost about 40 % of the
+ * throughput.
+ * Yields give the CPU away, so they cost nothing where other threads can
+ * run, and where none can they are a few system calls. Writers spin (rule
+ * 6), looking at the word less and less often.
  *
  * A writer whose wait times out may leave readers queued behind it that
  * nothing holds back any more. Its removed callback cannot grant them
@@ -104,14 +127,18 @@
 #define WW PARK__RW_WRITER_WAITING
 #define W PARK__RW_WRITER
 
-#define SPIN 40  /* acquire attempts on loads before parking */
-#define YIELDS 8 /* writer: yields to sleeping grantees before parking */
+#define FAIR_NS 1000000u /* a writer waiting this long is handed the lock */
+#define SPIN 40          /* a writer: pauses spent spinning before it parks */
+#define SPIN_GAP 16      /* ... at most this many between two looks at the word */
+#define YIELDS 8         /* a reader held back by a writer: yields before parking */
 
 _Static_assert((READERS & (RQ | WW | W)) == 0, "the reader count has its own bits");
 _Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
 
-/* w->want of a queued waiter. A grant is always the lock itself. */
+/* w->want of a queued waiter, and w->grant of a woken one (a reader is
+ * always handed its hold). */
 enum { WANT_READ = 1, WANT_WRITE = 2 };
+enum { GRANT_RETRY = 0, GRANT_HANDOFF = 1 };
 
 #ifdef PARK_DEBUG
 const bool park__rwlock_tracked = true;
@@ -209,7 +236,6 @@ void park_rwlock_init(park_rwlock_t *rw)
     rw->wqueued_ = 0;
     rw->rqueued_ = 0;
     rw->wstreak_ = 0;
-    __atomic_store_n(&rw->granted_, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&rw->debug_, 0, __ATOMIC_RELAXED);
 }
 
@@ -238,8 +264,8 @@ struct release {
     enum release_op op;
     bool planned;
     enum plan plan;
-    uint32_t readers; /* readers granted */
-    bool writer;      /* a writer granted */
+    uint32_t readers; /* readers handed a hold */
+    bool handoff;     /* a writer handed the lock (else woken to retry) */
 };
 
 /* The holds left in s once the releaser's hold is gone. */
@@ -255,6 +281,13 @@ static uint32_t without_releaser(enum release_op op, uint32_t s)
     default:
         return s;
     }
+}
+
+/* Bucket locked: a writer got the lock (handed it, or taking it in write
+ * validate), perhaps while readers wait. */
+static void count_writer_grant(park_rwlock_t *rw)
+{
+    rw->wstreak_ = rw->rqueued_ ? rw->wstreak_ + 1 : 0;
 }
 
 /* Bucket locked: decides who gets the lock (see the policy at the top). */
@@ -286,13 +319,13 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
     case GRANT_WRITER:
         if (w->want != WANT_WRITE)
             return PARK__SELECT_SKIP;
-        r->writer = true;
-        w->grant = 1;
+        r->handoff = park_now() - w->since >= FAIR_NS;
+        w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     case GRANT_READERS:
         if (w->want != WANT_READ)
             return PARK__SELECT_SKIP;
-        w->grant = 1;
+        w->grant = GRANT_HANDOFF;
         /* Stop at the last queued reader instead of walking to the end. */
         return ++r->readers == r->rw->rqueued_ ? PARK__SELECT_GRANT | PARK__SELECT_STOP
                                                : PARK__SELECT_GRANT;
@@ -308,16 +341,14 @@ static void release_finish(void *ctx, bool more)
     (void)more; /* the counts say more: who remains */
     if (!r->planned)
         make_plan(r); /* nobody was queued */
-    bool readers_waited = rw->rqueued_ != 0;
     rw->rqueued_ -= r->readers;
-    rw->wqueued_ -= r->writer;
-    if (r->writer)
-        rw->wstreak_ = readers_waited ? rw->wstreak_ + 1 : 0;
-    if (r->readers) /* relaxed: a hint (see the top); before the hand-over */
-        __atomic_fetch_add(&rw->granted_, r->readers, __ATOMIC_RELAXED);
+    if (r->handoff) {
+        rw->wqueued_--; /* a woken writer stays counted: in flight */
+        count_writer_grant(rw);
+    }
     if (rw->rqueued_ == 0)
         rw->wstreak_ = 0;
-    uint32_t bits = (r->writer ? W : 0) | (rw->wqueued_ ? WW : 0) | (rw->rqueued_ ? RQ : 0);
+    uint32_t bits = (r->handoff ? W : 0) | (rw->wqueued_ ? WW : 0) | (rw->rqueued_ ? RQ : 0);
 
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
     do {
@@ -347,6 +378,7 @@ struct wait_ctx {
     bool check_reentry; /* PARK_DEBUG: a read wait that never times out */
     bool reentered;     /* PARK_DEBUG: ... by a thread that holds a read */
     bool admit;         /* a timed-out writer leaves readers to admit */
+    bool in_flight;     /* a writer woken to retry, still in wqueued_ */
 };
 
 /* One attempt at a read hold on a word without W and WW. */
@@ -406,28 +438,26 @@ static const park__wait_ops_t read_ops = {read_validate, read_removed, NULL};
 
 static int read_wait(park_rwlock_t *rw, park_time_t deadline)
 {
-    struct wait_ctx c = {rw, false, deadline == PARK_FOREVER, false, false};
+    struct wait_ctx c = {rw, false, deadline == PARK_FOREVER, false, false, false};
     park__waiter_t w;
     park__waiter_init(&w, WANT_READ);
     for (;;) {
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        /* Spin only while nobody is queued (rule 6): a waiting writer will
-         * not let us in before it has had its turn anyway. */
-        for (int i = 0; i < SPIN && !(s & (WW | RQ)); i++) {
-            if (try_read(rw, &s))
-                return 0;
-            park__os_pause();
-            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        }
         if (try_read(rw, &s))
             return 0;
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
+        /* Held back by a writer: yield, not spin, before queueing (see the
+         * top). */
+        for (int i = 0; i < YIELDS; i++) {
+            park__os_yield();
+            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+            if (try_read(rw, &s))
+                return 0;
+        }
         switch (park__wait(rw, &w, 0, &read_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
-            /* Handed a read hold; running now. relaxed: a hint. */
-            __atomic_fetch_sub(&rw->granted_, 1, __ATOMIC_RELAXED);
-            return 0;
+            return 0; /* handed a read hold */
         case PARK__WAIT_TIMEDOUT:
             return ETIMEDOUT;
         default:
@@ -488,12 +518,6 @@ void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
 
 /* ---- writers --------------------------------------------------------------- */
 
-/* Bucket locked: a writer took the lock outside the queue's order. */
-static void count_writer_grant(park_rwlock_t *rw)
-{
-    rw->wstreak_ = rw->rqueued_ ? rw->wstreak_ + 1 : 0;
-}
-
 /* One attempt at the write hold. Outside the bucket lock W may only be
  * taken from 0 (see the top). */
 static bool try_write(park_rwlock_t *rw, uint32_t *s)
@@ -503,26 +527,23 @@ static bool try_write(park_rwlock_t *rw, uint32_t *s)
                                                   __ATOMIC_RELAXED);
 }
 
-/* Nobody is queued and every read hold in s belongs to a reader handed it
- * that has not run yet (see "Writers yield to sleeping grantees"). */
-static bool held_by_sleepers(park_rwlock_t *rw, uint32_t s)
-{
-    /* relaxed: a hint. */
-    return !(s & (W | WW | RQ)) && (s & READERS) != 0 &&
-           (s & READERS) <= __atomic_load_n(&rw->granted_, __ATOMIC_RELAXED);
-}
-
 static bool write_validate(void *ctx)
 {
     struct wait_ctx *c = ctx;
     park_rwlock_t *rw = c->rw;
+    if (c->in_flight) { /* back: counted again below if it queues */
+        rw->wqueued_--;
+        c->in_flight = false;
+    }
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(s & (W | READERS))) {
-            /* r -> W|r: free, but readers may be queued (only in the
-             * admit gap; a writer goes first). acquire: pairs with the
-             * release of the last unlock. */
-            if (__atomic_compare_exchange_n(&rw->state_, &s, s | W, true, __ATOMIC_ACQUIRE,
+            /* x -> W|x': free, though readers may be queued (behind us, or
+             * in the admit gap) and writers counted (queued, or in flight
+             * and beaten to it). acquire: pairs with the release of the
+             * last unlock. */
+            uint32_t next = (s & ~WW) | W | (rw->wqueued_ ? WW : 0);
+            if (__atomic_compare_exchange_n(&rw->state_, &s, next, true, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED)) {
                 count_writer_grant(rw);
                 c->acquired = true;
@@ -555,33 +576,47 @@ static void write_removed(void *ctx, bool more)
 
 static const park__wait_ops_t write_ops = {write_validate, write_removed, NULL};
 
+/* Spins while nobody is queued (rule 6): true if it took the lock. The
+ * looks at the word grow further apart (each pulls its cache line from the
+ * holder that must release it). */
+static bool write_spin(park_rwlock_t *rw)
+{
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    for (unsigned spent = 0, gap = 1; spent < SPIN && !(s & (WW | RQ)); spent += gap) {
+        if (try_write(rw, &s))
+            return true;
+        for (unsigned i = 0; i < gap; i++)
+            park__os_pause();
+        gap = gap < SPIN_GAP ? 2 * gap : gap;
+        s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    }
+    return try_write(rw, &s);
+}
+
 static int write_wait(park_rwlock_t *rw, park_time_t deadline)
 {
-    struct wait_ctx c = {rw, false, false, false, false};
+    struct wait_ctx c = {rw, false, false, false, false, false};
     park__waiter_t w;
     park__waiter_init(&w, WANT_WRITE);
     for (;;) {
-        uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        /* Spin only while nobody is queued (rule 6). */
-        for (int i = 0; i < SPIN && !(s & (WW | RQ)); i++) {
-            if (try_write(rw, &s))
+        /* Woken to retry, a writer goes straight to write validate: its WW
+         * keeps readers out meanwhile, and validate takes the lock or queues
+         * it again at the front (settling its count even when the deadline
+         * has passed). */
+        if (!c.in_flight) {
+            if (write_spin(rw))
                 return 0;
-            park__os_pause();
-            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+            if (deadline != PARK_FOREVER && park_now() >= deadline)
+                return ETIMEDOUT;
         }
-        if (try_write(rw, &s))
-            return 0;
-        for (int i = 0; i < YIELDS && held_by_sleepers(rw, s); i++) {
-            park__os_yield();
-            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-            if (try_write(rw, &s))
-                return 0;
-        }
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
-            return ETIMEDOUT;
-        switch (park__wait(rw, &w, 0, &write_ops, &c, deadline)) {
+        if (w.since == 0)
+            w.since = park_now();
+        switch (park__wait(rw, &w, c.in_flight ? PARK__WAIT_FRONT : 0, &write_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
-            return 0; /* handed the lock */
+            if (w.grant == GRANT_HANDOFF)
+                return 0;
+            c.in_flight = true; /* woken to retry */
+            break;
         case PARK__WAIT_TIMEDOUT:
             if (c.admit)
                 release_slow(rw, ADMIT);

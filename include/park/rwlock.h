@@ -1,6 +1,6 @@
 /* park/rwlock.h: a writer-preferring reader/writer lock.
  *
- * 24 bytes; zeroed memory (or PARK_RWLOCK_INIT) is a free lock, so
+ * 20 bytes; zeroed memory (or PARK_RWLOCK_INIT) is a free lock, so
  * park_rwlock_init is only needed to reuse memory. Not thread-affine: a
  * read or write hold may be released by any thread, not only the one that
  * took it. Not recursive.
@@ -11,16 +11,19 @@
  *     queues and read_trylock fails, even while readers hold the lock.
  *   - When the lock falls free, the oldest queued writer goes before the
  *     queued readers, unless PARK_RWLOCK_WRITER_STREAK (2) writers in a row
- *     have already been handed the lock while readers waited: then all the
+ *     have already had the lock while readers waited: then all the
  *     queued readers enter together, as one batch, and the next writer goes
  *     when the batch has left. With no writer queued, all queued readers
  *     enter together.
- *   - Between writers the lock is handed over directly: a writer queued
- *     behind a holder gets the lock from the holder's release, and a new
- *     caller cannot take it in between.
- *   So a queued writer waits at most for the current holders and the
- *   writers ahead of it (and one batch of readers every 2 writers), and a
- *   queued reader waits at most for the current holder and 2 more writers.
+ *   - Queued readers are handed their holds by the release that lets them
+ *     in. The queued writer a release picks is woken, and while it is on
+ *     its way new readers still queue, but a running writer may take the
+ *     lock first (throughput, as park_mutex); a writer that has waited
+ *     about 1 ms is handed the lock directly instead.
+ *   So a queued reader waits for the current holder and at most 2 more
+ *   writers, and a queued writer for the current holders, the writers
+ *   ahead of it, one batch of readers every 2 writers, and other writers
+ *   for about 1 ms at most.
  *
  * Re-entering the read lock deadlocks while a writer waits: a thread that
  * holds a read lock and calls read_lock again queues behind the waiting
@@ -30,8 +33,9 @@
  *
  * Uncontended read_lock and read_unlock are one compare-and-swap each,
  * inlined, and so are write_lock, write_trylock, write_unlock and
- * downgrade. Contended callers spin briefly while nobody is queued, then
- * park in park's shared wait queue (no CPU while parked, no allocation).
+ * downgrade. A contended writer spins briefly while nobody is queued, a
+ * reader held back by a writer yields the CPU a few times, then both park
+ * in park's shared wait queue (no CPU while parked, no allocation).
  *
  * Destruction safety: after the atomic operation that releases its hold
  * (and, where one waits, hands the lock to the next holder), an unlock
@@ -57,21 +61,22 @@ PARK_BEGIN_DECLS
 
 typedef struct park_rwlock {
     uint32_t state_;   /* private: the state word, see lib/rwlock.c */
-    uint32_t wqueued_; /* private: writers queued (lib/wait's bucket lock) */
+    uint32_t wqueued_; /* private: writers queued or woken (lib/wait's
+                          bucket lock) */
     uint32_t rqueued_; /* private: readers queued (ditto) */
-    uint32_t wstreak_; /* private: writers handed the lock in a row while
+    uint32_t wstreak_; /* private: writers that had the lock in a row while
                           readers waited (ditto) */
-    uint32_t granted_; /* private: readers handed a hold, not yet running */
     uint32_t debug_;   /* private: PARK_DEBUG builds of the library only */
 } park_rwlock_t;
 
 /* Static initialiser: a free lock. Same as zeroed memory. */
-#define PARK_RWLOCK_INIT { 0, 0, 0, 0, 0, 0 }
+#define PARK_RWLOCK_INIT { 0, 0, 0, 0, 0 }
 
-/* Writers handed the lock in a row while readers wait, after which the
- * queued readers go first (K of the policy above). 2 keeps a queued
- * reader's wait to the current holder plus two writes, while under a
- * stream of writers they still get two thirds of the turns. */
+/* Writers that may have the lock in a row while readers wait, after which
+ * the queued readers go first (K of the policy above). 2, the least the
+ * policy allows, keeps a queued reader's wait to the current holder plus
+ * two writes, while under a stream of writers the writers still get two
+ * thirds of the turns. */
 #define PARK_RWLOCK_WRITER_STREAK 2u
 
 /* Private: the state word (lib/rwlock.c documents the machine). */
@@ -110,7 +115,7 @@ PARK_API int park_rwlock_destroy(park_rwlock_t *rw);
  * Calling it while the calling thread already holds a read hold on *rw
  * deadlocks if a writer waits. PARK_DEBUG builds of the library abort with
  * a message instead when, at the moment this call would park because a
- * writer waits (and none holds the lock), the calling thread still has a
+ * writer waits while readers hold the lock, the calling thread still has a
  * read hold on *rw that it took itself (by read_lock, read_trylock,
  * read_lock_until or downgrade) and has not released. A hold released by a
  * thread other than the one that took it turns the check off for that

@@ -23,28 +23,6 @@
 #include "test.h"
 #include "wait/wait.h" /* white box: park__wait_has_waiters */
 
-#define MS 1000000u
-#define US 1000u
-
-/* xorshift64*: cheap per-thread randomness for choosing paths. */
-static uint32_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (uint32_t)((*s * 0x2545f4914f6cdd1du) >> 32);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return rng_next(s) % n;
-}
-
-static uint64_t rng_seed(unsigned id)
-{
-    return ((uint64_t)id + 1) * 0x9e3779b97f4a7c15u | 1;
-}
-
 static void spin_for_ns(uint64_t ns)
 {
     park_time_t until = park_now() + ns;
@@ -131,8 +109,8 @@ static park_time_t short_deadline(uint64_t *rng)
 {
     /* Now and then one already passed (a lock it may enter must still be
      * taken then). */
-    return rng_below(rng, 8) == 0 ? park_now() - 1
-                                  : park_deadline_in(US + rng_below(rng, 300 * US));
+    return test_rng_below(rng, 8) == 0 ? park_now() - 1
+                                       : park_deadline_in(US + test_rng_below(rng, 300 * US));
 }
 
 /* Takes a read (write) hold by the way `kind` says. */
@@ -179,10 +157,10 @@ static void take(struct shared *s, enum kind kind, uint64_t *rng, struct counts 
 
 static void maybe_dawdle(uint64_t *rng, struct counts *c)
 {
-    if (rng_below(rng, YIELD_ONE_IN) == 0)
+    if (test_rng_below(rng, YIELD_ONE_IN) == 0)
         sched_yield();
-    if (rng_below(rng, LONG_HOLD_ONE_IN) == 0) {
-        test_sleep_ns(MS + rng_below(rng, 2 * MS + 1)); /* the holder is preempted */
+    if (test_rng_below(rng, LONG_HOLD_ONE_IN) == 0) {
+        test_sleep_ns(MS + test_rng_below(rng, 2 * MS + 1)); /* the holder is preempted */
         c->long_holds++;
     }
 }
@@ -253,9 +231,9 @@ struct mix_thread {
 
 static enum kind pick(struct mix_thread *t)
 {
-    if (rng_below(&t->rng, 100) < t->m->read_pct)
-        return (enum kind)rng_below(&t->rng, 3); /* READ, READ_TRY, READ_UNTIL */
-    return (enum kind)(WRITE + rng_below(&t->rng, 4));
+    if (test_rng_below(&t->rng, 100) < t->m->read_pct)
+        return (enum kind)test_rng_below(&t->rng, 3); /* READ, READ_TRY, READ_UNTIL */
+    return (enum kind)(WRITE + test_rng_below(&t->rng, 4));
 }
 
 /* The run ends at the target, but not before every thread has completed an
@@ -290,7 +268,7 @@ static void mix_run(unsigned nthreads, unsigned read_pct, uint64_t target)
     memset(t, 0, sizeof t);
     for (unsigned i = 0; i < nthreads; i++) {
         t[i].m = m;
-        t[i].rng = rng_seed(i + 100 * nthreads);
+        t[i].rng = test_rng_seed(i + 100 * nthreads);
     }
     test_threads_join(test_threads_start(nthreads, mix_thread_main, t, sizeof t[0]));
     pthread_barrier_destroy(&m->start);
@@ -518,7 +496,7 @@ static void *timeouts_main(void *arg)
     struct timeouts *t = me->t;
     if (me->writer) {
         while (atomic_load(&t->readers_left) > 0) {
-            park_time_t deadline = park_deadline_in(rng_below(&me->rng, 200 * US));
+            park_time_t deadline = park_deadline_in(test_rng_below(&me->rng, 200 * US));
             if (park_rwlock_write_lock_until(&t->rw, deadline) == 0) {
                 atomic_fetch_add(&t->granted, 1);
                 park_rwlock_write_unlock(&t->rw);
@@ -530,7 +508,7 @@ static void *timeouts_main(void *arg)
     }
     for (uint64_t i = 0; i < t->rounds; i++) {
         park_rwlock_read_lock(&t->rw);
-        spin_for_ns(rng_below(&me->rng, 100 * US));
+        spin_for_ns(test_rng_below(&me->rng, 100 * US));
         park_rwlock_read_unlock(&t->rw);
     }
     atomic_fetch_sub(&t->readers_left, 1);
@@ -543,7 +521,7 @@ TEST(rwlock_timed_out_writers_strand_no_reader)
     struct timeouts t = {PARK_RWLOCK_INIT, test_scaled(2000), 0, 0, READERS};
     struct timeouts_thread th[READERS + WRITERS];
     for (unsigned i = 0; i < READERS + WRITERS; i++)
-        th[i] = (struct timeouts_thread){&t, i >= READERS, rng_seed(i)};
+        th[i] = (struct timeouts_thread){&t, i >= READERS, test_rng_seed(i)};
     test_threads_join(test_threads_start(READERS + WRITERS, timeouts_main, th, sizeof th[0]));
     printf("     %" PRIu64 " reads; timed writers: %" PRIu64 " granted, %" PRIu64 " timed out\n",
            READERS * t.rounds, (uint64_t)atomic_load(&t.granted),

@@ -21,20 +21,10 @@
 
 #include "test.h"
 
-
-static unsigned count_waiter(void *ctx, park__waiter_t *w)
+/* How many waiters are queued on the lock now. */
+static size_t queued_on(const park_rwlock_t *rw)
 {
-    (void)w;
-    ++*(size_t *)ctx;
-    return PARK__SELECT_SKIP;
-}
-
-/* How many waiters are queued on key now. Grants nothing, stores nothing. */
-static size_t queued_on(const void *key)
-{
-    size_t n = 0;
-    park__unpark(key, count_waiter, NULL, &n);
-    return n;
+    return park__wait_count(rw);
 }
 
 /* ---- actors: threads that take a hold, keep it until told, release it ---- */
@@ -446,8 +436,8 @@ TEST(rwlock_read_lock_after_a_hold_released_elsewhere_waits_its_turn)
 
 /* ---- sharing and exclusion ---------------------------------------------- */
 
-/* Two readers inside at once: each waits, holding, until it sees the other
- * inside too. */
+/* Two readers hold the lock at once: each takes it and keeps it until told
+ * to release, and both get in before either is told. */
 TEST(rwlock_readers_overlap_when_no_writer_waits)
 {
     park_rwlock_t rw = PARK_RWLOCK_INIT;
@@ -487,7 +477,8 @@ TEST(rwlock_writer_waits_for_the_writer)
     struct actor w;
     test_threads_t *t = queue_actor(&w, &rw, TAKE_WRITE);
     park_rwlock_write_unlock(&rw);
-    /* Handed over: nobody can take it between the unlock and the waiter. */
+    /* The woken writer's turn: neither a try-read nor a try-write gets in
+     * before it. */
     ASSERT_FALSE(park_rwlock_write_trylock(&rw));
     ASSERT_FALSE(park_rwlock_read_trylock(&rw));
     AWAIT(atomic_load(&w.holding));
