@@ -9,5 +9,7 @@
 #include <park/sem.h>
 #include <park/rwlock.h>
 #include <park/lazy.h>
+#include <park/pool.h>
+#include <park/task.h>
 
 #endif /* PARK_PARK_H */

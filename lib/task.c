@@ -1,0 +1,457 @@
+/* lib/task.c: park_task, a one-shot completion with continuations.
+ *
+ * State, in two words and a latch:
+ *   claimed   0 -> 1       exchange: the one completer wins (the others
+ *                          get EALREADY); it then writes err and result
+ *   conts     list -> CLOSED   exchange by the completer: it takes the
+ *                          registered continuations and shuts the list;
+ *                          a registration CASes its node onto the list, or
+ *                          finds CLOSED and schedules the node itself
+ *   done      latch 0 -> SET   by the completer after writing the result,
+ *                          before closing the list: everything that sees
+ *                          it set (park_task_done/result/wait, and every
+ *                          continuation) sees err and result
+ *
+ *   pending   claimed=0, conts=list, done=0
+ *   claimed   claimed=1, conts=list, done=0   (the completer writes)
+ *   complete  claimed=1, conts=CLOSED, done=SET
+ *
+ * A continuation node holds a reference to its task until it has run, and
+ * the completer holds one for the whole completion (the caller's, or the
+ * run's, the timer's, the combinator's), so nothing is freed under it.
+ * Continuations are queued to their pool, never run here (DESIGN.md
+ * rule 4); thread waiters park on the latch in lib/wait. The one exception
+ * is internal: the steps of when_all / when_any (combine). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "pool/pool.h"
+
+#define PERMANENT UINT32_MAX /* refs of a shared, never freed task */
+
+typedef struct cont cont_t;
+
+struct park_task {
+    _Atomic uint32_t refs;
+    _Atomic uint32_t claimed;
+    _Atomic(cont_t *) conts;
+    park__latch_t done;
+    int err;
+    void *result;
+    park_pool_t *pool; /* the pool it was made for, or NULL */
+    int (*fn)(void *arg, void **result);
+    void *arg;
+    /* when_all / when_any */
+    _Atomic size_t remaining;
+    _Atomic int first_err;
+};
+
+struct cont {
+    cont_t *next;
+    void (*run)(cont_t *c);
+    void (*fn)(park_task_t *done, void *arg);
+    void *arg;
+    park_task_t *task; /* the task it waits for (a reference) */
+    park_pool_t *pool;
+    size_t index;
+};
+
+static cont_t closed_sentinel;
+#define CLOSED (&closed_sentinel)
+
+/* ---- the per-thread cache of blocks (tasks and continuation nodes) ---- */
+
+#define BLOCK 128
+#define CACHE_MAX 512
+
+_Static_assert(sizeof(park_task_t) <= BLOCK, "a task fits a block");
+_Static_assert(sizeof(cont_t) <= BLOCK, "a continuation fits a block");
+
+typedef union block {
+    union block *next;
+    _Alignas(64) unsigned char bytes[BLOCK];
+} block_t;
+
+typedef struct cache {
+    block_t *head;
+    unsigned n;
+} cache_t;
+
+static _Thread_local cache_t cache;
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_drain(void *arg)
+{
+    cache_t *c = arg;
+    while (c->head) {
+        block_t *b = c->head;
+        c->head = b->next;
+        free(b);
+    }
+    c->n = 0;
+}
+
+static void cache_key_create(void)
+{
+    (void)pthread_key_create(&cache_key, cache_drain);
+}
+
+static void *block_alloc(void)
+{
+    block_t *b = cache.head;
+    if (PARK__LIKELY(b)) {
+        cache.head = b->next;
+        cache.n--;
+        return b;
+    }
+    if (posix_memalign((void **)&b, 64, sizeof *b) != 0)
+        return NULL;
+    return b;
+}
+
+static void block_free(void *p)
+{
+    block_t *b = p;
+    if (PARK__UNLIKELY(cache.n >= CACHE_MAX)) {
+        free(b);
+        return;
+    }
+    if (PARK__UNLIKELY(!cache.head && cache.n == 0)) {
+        /* First block cached on this thread: free the cache when it exits. */
+        pthread_once(&cache_once, cache_key_create);
+        pthread_setspecific(cache_key, &cache);
+    }
+    b->next = cache.head;
+    cache.head = b;
+    cache.n++;
+}
+
+/* ---- tasks ------------------------------------------------------------ */
+
+static park_task_t *task_alloc(park_pool_t *pool, uint32_t refs)
+{
+    park_task_t *t = block_alloc();
+    if (!t)
+        return NULL;
+    atomic_init(&t->refs, refs);
+    atomic_init(&t->claimed, 0);
+    atomic_init(&t->conts, NULL);
+    park__latch_init(&t->done);
+    t->err = 0;
+    t->result = NULL;
+    t->pool = pool;
+    t->fn = NULL;
+    t->arg = NULL;
+    atomic_init(&t->remaining, 0);
+    atomic_init(&t->first_err, 0);
+    return t;
+}
+
+park_task_t *park_task_new(void)
+{
+    return task_alloc(NULL, 1);
+}
+
+park_task_t *park_task_retain(park_task_t *t)
+{
+    if (atomic_load_explicit(&t->refs, memory_order_relaxed) != PERMANENT)
+        /* relaxed: the caller already holds a reference. */
+        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+    return t;
+}
+
+void park_task_release(park_task_t *t)
+{
+    if (atomic_load_explicit(&t->refs, memory_order_relaxed) == PERMANENT)
+        return;
+    /* acq_rel: the last release sees every other holder's writes. */
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
+        block_free(t);
+}
+
+static void cont_job(void *arg)
+{
+    cont_t *c = arg;
+    c->run(c);
+    park_task_release(c->task);
+    block_free(c);
+}
+
+static void schedule(cont_t *c)
+{
+    if (park__pool_schedule(c->pool, cont_job, c) != 0)
+        /* No memory for the overflow list: running it here breaks the
+         * "never inline" promise, dropping it would lose it. */
+        cont_job(c);
+}
+
+int park__task_complete(park_task_t *t, int err, void *result)
+{
+    /* acquire: pairs with nothing but keeps the writes below after the win. */
+    if (atomic_exchange_explicit(&t->claimed, 1, memory_order_acquire))
+        return EALREADY;
+    t->err = err;
+    t->result = result;
+    park__latch_set(&t->done); /* release: publishes err and result */
+    /* acq_rel: acquire pairs with the release CAS of each registration (we
+     * read its node); release is for registrations that find CLOSED. */
+    cont_t *list = atomic_exchange_explicit(&t->conts, CLOSED, memory_order_acq_rel);
+    cont_t *fifo = NULL;
+    while (list) { /* registered newest first: reverse */
+        cont_t *next = list->next;
+        list->next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo) {
+        cont_t *next = fifo->next;
+        if (fifo->pool)
+            schedule(fifo);
+        else
+            cont_job(fifo); /* a combinator's step: see combine */
+        fifo = next;
+    }
+    return 0;
+}
+
+int park_task_complete(park_task_t *t, int err, void *result)
+{
+    return park__task_complete(t, err, result);
+}
+
+int park_task_cancel(park_task_t *t)
+{
+    return park__task_complete(t, ECANCELED, NULL);
+}
+
+bool park_task_done(const park_task_t *t)
+{
+    return park__latch_is_set((park__latch_t *)&t->done);
+}
+
+int park_task_result(const park_task_t *t, void **result)
+{
+    if (!park_task_done(t))
+        return EINPROGRESS;
+    if (result)
+        *result = t->result;
+    return t->err;
+}
+
+int park_task_wait_until(park_task_t *t, park_time_t deadline, void **result)
+{
+    if (!park__pool_wait_latch(&t->done, deadline))
+        return ETIMEDOUT;
+    return park_task_result(t, result);
+}
+
+int park_task_wait(park_task_t *t, void **result)
+{
+    return park_task_wait_until(t, PARK_FOREVER, result);
+}
+
+/* Queues c on t's list, or schedules it if t has completed. */
+static void attach(park_task_t *t, cont_t *c)
+{
+    /* acquire (load and failed CAS): pairs with the completer's exchange,
+     * so a continuation scheduled here sees the result. */
+    cont_t *head = atomic_load_explicit(&t->conts, memory_order_acquire);
+    do {
+        if (head == CLOSED) {
+            if (c->pool)
+                schedule(c);
+            else
+                cont_job(c);
+            return;
+        }
+        c->next = head;
+        /* release: pairs with the completer's exchange (it reads c). */
+    } while (!atomic_compare_exchange_weak_explicit(&t->conts, &head, c, memory_order_release,
+                                                    memory_order_acquire));
+}
+
+static cont_t *cont_new(park_task_t *t, park_pool_t *pool, void (*run)(cont_t *))
+{
+    cont_t *c = block_alloc();
+    if (!c)
+        return NULL;
+    c->next = NULL;
+    c->run = run;
+    c->fn = NULL;
+    c->arg = NULL;
+    c->task = park_task_retain(t);
+    c->pool = pool;
+    c->index = 0;
+    return c;
+}
+
+static bool closing(park_pool_t *pool)
+{
+    /* acquire: as in park_pool_submit. */
+    return atomic_load_explicit(&pool->closing, memory_order_acquire);
+}
+
+static void run_user(cont_t *c)
+{
+    c->fn(c->task, c->arg);
+}
+
+int park_task_then(park_task_t *t, park_pool_t *pool, void (*fn)(park_task_t *done, void *arg),
+                   void *arg)
+{
+    if (closing(pool))
+        return EPIPE;
+    cont_t *c = cont_new(t, pool, run_user);
+    if (!c)
+        return ENOMEM;
+    c->fn = fn;
+    c->arg = arg;
+    attach(t, c);
+    return 0;
+}
+
+/* A task already completed with err (for calls on a closing pool). */
+static park_task_t *completed(park_pool_t *pool, int err)
+{
+    park_task_t *t = task_alloc(pool, 1);
+    if (t)
+        park__task_complete(t, err, NULL);
+    return t;
+}
+
+static void run_job(void *arg)
+{
+    park_task_t *t = arg;
+    /* relaxed: a cancel that comes first only saves the run; its claim is
+     * decided again by park__task_complete. */
+    if (!atomic_load_explicit(&t->claimed, memory_order_relaxed)) {
+        void *result = NULL;
+        int err = t->fn(t->arg, &result);
+        park__task_complete(t, err, result);
+    }
+    park_task_release(t);
+}
+
+park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void **result), void *arg)
+{
+    if (closing(pool))
+        return completed(pool, EPIPE);
+    park_task_t *t = task_alloc(pool, 2); /* the caller's and the run's */
+    if (!t)
+        return NULL;
+    t->fn = fn;
+    t->arg = arg;
+    if (park__pool_schedule(pool, run_job, t) != 0) {
+        block_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+park_task_t *park_task_delay(park_pool_t *pool, uint64_t ns)
+{
+    park_task_t *t = task_alloc(pool, 1);
+    if (!t)
+        return NULL;
+    int err = park__timer_arm(pool, t, park_deadline_in(ns), PARK__TIMER_DELAY);
+    if (err == ENOMEM) {
+        block_free(t);
+        return NULL;
+    }
+    if (err)
+        park__task_complete(t, err, NULL);
+    return t;
+}
+
+int park_task_cancel_at_on(park_task_t *t, park_pool_t *pool, park_time_t deadline)
+{
+    if (park_task_done(t))
+        return EALREADY;
+    if (!pool)
+        return EINVAL;
+    return park__timer_arm(pool, t, deadline, PARK__TIMER_DEADLINE);
+}
+
+int park_task_cancel_at(park_task_t *t, park_time_t deadline)
+{
+    return park_task_cancel_at_on(t, t->pool, deadline);
+}
+
+/* ---- combinators -------------------------------------------------------- */
+
+static void when_all_step(cont_t *c)
+{
+    park_task_t *all = c->arg;
+    int err = c->task->err; /* complete: the latch was set before scheduling */
+    int zero = 0;
+    if (err)
+        atomic_compare_exchange_strong_explicit(&all->first_err, &zero, err, memory_order_relaxed,
+                                                memory_order_relaxed);
+    /* acq_rel: the last step sees every step's first_err write. */
+    if (atomic_fetch_sub_explicit(&all->remaining, 1, memory_order_acq_rel) == 1)
+        park__task_complete(all, atomic_load_explicit(&all->first_err, memory_order_relaxed), NULL);
+    park_task_release(all);
+}
+
+static void when_any_step(cont_t *c)
+{
+    park_task_t *any = c->arg;
+    park__task_complete(any, 0, (void *)(uintptr_t)c->index);
+    park_task_release(any);
+}
+
+static park_task_t *combine(park_pool_t *pool, park_task_t *const *ts, size_t n,
+                            void (*step)(cont_t *), int empty_err)
+{
+    if (closing(pool))
+        return completed(pool, EPIPE);
+    park_task_t *c = task_alloc(pool, 1);
+    if (!c)
+        return NULL;
+    if (n == 0) {
+        park__task_complete(c, empty_err, NULL);
+        return c;
+    }
+    atomic_init(&c->remaining, n);
+    /* The steps are the library's own bookkeeping, not user code: they run
+     * within the call that completes an input (pool NULL), so "first" is
+     * the order of completion, and they only complete the combined task,
+     * whose continuations are queued as usual. Allocate every node first,
+     * so that ENOMEM leaves nothing attached. */
+    cont_t *nodes = NULL;
+    for (size_t i = 0; i < n; i++) {
+        cont_t *k = cont_new(ts[i], NULL, step);
+        if (!k) {
+            while (nodes) {
+                cont_t *next = nodes->next;
+                park_task_release(nodes->task);
+                block_free(nodes);
+                nodes = next;
+            }
+            block_free(c);
+            return NULL;
+        }
+        k->arg = park_task_retain(c);
+        k->index = i;
+        k->next = nodes;
+        nodes = k;
+    }
+    while (nodes) {
+        cont_t *next = nodes->next;
+        attach(nodes->task, nodes);
+        nodes = next;
+    }
+    return c;
+}
+
+park_task_t *park_task_when_all(park_pool_t *pool, park_task_t *const *ts, size_t n)
+{
+    return combine(pool, ts, n, when_all_step, 0);
+}
+
+park_task_t *park_task_when_any(park_pool_t *pool, park_task_t *const *ts, size_t n)
+{
+    return combine(pool, ts, n, when_any_step, EINVAL);
+}
