@@ -10,8 +10,23 @@
  *                             was the last item: t -> t+1 by CAS, b -> t+1
  *   steal    t -> t+1         CAS (thief) */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "os/os.h"
 #include "pool/deque.h"
+
+bool park__deque_asymmetric;
+
+void park__deque_setup(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    park__deque_asymmetric = false; /* TSan cannot see membarrier */
+#else
+    const char *fence = getenv("PARK_DEQUE_FENCE");
+    park__deque_asymmetric = !(fence && strcmp(fence, "1") == 0) && park__os_membarrier_register();
+#endif
+}
 
 void park__deque_init(park__deque_t *d)
 {
@@ -48,12 +63,21 @@ bool park__deque_push(park__deque_t *d, void (*fn)(void *), void *arg)
 bool park__deque_pop(park__deque_t *d, park__job_t *out)
 {
     int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
-    /* seq_cst store, then seq_cst load of top: pairs with steal's seq_cst
-     * loads of top and bottom. Either the thief sees the lowered bottom or
-     * we see its raised top; never both miss. (The paper's relaxed store +
-     * seq_cst fence costs the same here, but TSan cannot see fences.) */
-    atomic_store_explicit(&d->bottom, b, memory_order_seq_cst);
-    int64_t t = atomic_load_explicit(&d->top, memory_order_seq_cst);
+    int64_t t;
+    if (PARK__LIKELY(park__deque_asymmetric)) {
+        /* The thief's membarrier stands in for our fence (see steal). */
+        atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst); /* compiler barrier only */
+        t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    } else {
+        /* seq_cst store, then seq_cst load of top: pairs with steal's
+         * seq_cst loads of top and bottom. Either the thief sees the
+         * lowered bottom or we see its raised top; never both miss. (The
+         * paper's relaxed store + seq_cst fence costs the same, but TSan
+         * cannot see fences.) */
+        atomic_store_explicit(&d->bottom, b, memory_order_seq_cst);
+        t = atomic_load_explicit(&d->top, memory_order_seq_cst);
+    }
     if (t > b) { /* empty */
         /* release: as in push, for a thief that reads this store. */
         atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
@@ -82,6 +106,18 @@ int park__deque_steal(park__deque_t *d, park__job_t *out)
     int64_t b = atomic_load_explicit(&d->bottom, memory_order_seq_cst);
     if (t >= b)
         return PARK__STEAL_EMPTY;
+    if (PARK__LIKELY(park__deque_asymmetric)) {
+        /* Every running thread passes a full barrier: the owner's lowered
+         * bottom, if stored before it, is visible to the load below; if
+         * stored after it, the owner's later load of top sees the CAS of
+         * every thief that read top before it, and the last item goes
+         * through the CAS on top. */
+        park__os_membarrier();
+        /* acquire: pairs with the release store of bottom in push. */
+        b = atomic_load_explicit(&d->bottom, memory_order_acquire);
+        if (t >= b)
+            return PARK__STEAL_EMPTY;
+    }
     park__deque_slot_t *s = slot_of(d, t);
     park__job_t job = {
         atomic_load_explicit(&s->fn, memory_order_relaxed),

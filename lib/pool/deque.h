@@ -45,6 +45,15 @@ typedef struct park__deque {
     park__deque_slot_t slots[PARK__DEQUE_CAP];
 } park__deque_t;
 
+/* Which pop/steal pair is in use (set once by park__deque_setup, before
+ * any deque is used): the paper's, with a seq_cst fence on every pop, or
+ * the asymmetric one, where pop has no fence and a thief that finds the
+ * deque non-empty issues a membarrier(2) instead (steals are rare, pops are
+ * not). PARK_DEQUE_FENCE=1 in the environment, a kernel without
+ * membarrier, or a ThreadSanitizer build select the paper's. */
+extern bool park__deque_asymmetric;
+void park__deque_setup(void);
+
 /* Makes *d empty. Not atomic: nobody may use *d meanwhile. */
 void park__deque_init(park__deque_t *d);
 

@@ -326,6 +326,14 @@ static uint64_t next_rand(park__worker_t *w)
     return w->rng;
 }
 
+/* Bumps a counter of the calling worker's own: a load and a store, not an
+ * RMW (only the owner writes it; park_pool_stats reads it relaxed). */
+static void count(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
 static bool find_work(park__worker_t *w, park__job_t *job)
 {
     park_pool_t *pool = w->pool;
@@ -339,7 +347,7 @@ static bool find_work(park__worker_t *w, park__job_t *job)
             while ((r = park__deque_steal(&v->deque, job)) == PARK__STEAL_LOST)
                 park__os_pause();
             if (r == PARK__STEAL_OK) {
-                atomic_fetch_add_explicit(&w->steals, 1, memory_order_relaxed);
+                count(&w->steals);
                 return true;
             }
         }
@@ -351,7 +359,7 @@ static bool find_work(park__worker_t *w, park__job_t *job)
 
 static void run_job(park__worker_t *w, const park__job_t *job)
 {
-    atomic_fetch_add_explicit(&w->executed, 1, memory_order_relaxed);
+    count(&w->executed);
     job->fn(job->arg);
 }
 
@@ -394,8 +402,9 @@ static void *worker_main(void *arg)
         park__waiter_init(&node, 0);
         if (park__wait(&pool->idle, &node, 0, &sleep_ops, &ctx, PARK_FOREVER) ==
             PARK__WAIT_GRANTED) {
-            w->searching = true;
-            atomic_fetch_add_explicit(&w->parks, 1, memory_order_relaxed);
+            count(&w->parks);
+            /* acquire: as above; stop's wake-up counted no searcher. */
+            w->searching = !atomic_load_explicit(&pool->stop, memory_order_acquire);
         }
     }
     tls_worker = NULL;
@@ -592,8 +601,11 @@ static void stop_workers(park_pool_t *pool, unsigned started)
         pthread_join(pool->workers[i].thread, NULL);
 }
 
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
 int park_pool_create(park_pool_t **out, const park_pool_config_t *cfg)
 {
+    pthread_once(&setup_once, park__deque_setup);
     unsigned n = cfg ? cfg->threads : 0;
     if (n == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
