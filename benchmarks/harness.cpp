@@ -184,6 +184,11 @@ void report_contended(benchmark::State &state, const WindowResult &r)
     state.counters["worst_wait_ns"] = ticks_to_ns(worst);
 }
 
+void report_throughput(benchmark::State &state, const WindowResult &r)
+{
+    report_rate(state, r, r.total_ops());
+}
+
 void report_handoff(benchmark::State &state, const WindowResult &r, const Histogram &h)
 {
     report_rate(state, r, r.total_ops());

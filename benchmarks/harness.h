@@ -250,6 +250,10 @@ void report_contended(benchmark::State &state, const WindowResult &r);
 // round trip.
 void report_handoff(benchmark::State &state, const WindowResult &r, const Histogram &h);
 
+// Counters of a throughput row (pool submissions, channels): items_per_second
+// (all threads), csw_per_op and cpu_ns_per_op.
+void report_throughput(benchmark::State &state, const WindowResult &r);
+
 // ---- registration -------------------------------------------------------
 
 std::string row_name(const char *family, const char *scenario, const char *contender,
@@ -287,6 +291,7 @@ void register_mutex();
 void register_sem();
 void register_rwlock();
 void register_lazy();
+void register_pool();
 
 } // namespace bench
 

@@ -169,6 +169,7 @@ int main(int argc, char **argv)
     bench::register_sem();
     bench::register_rwlock();
     bench::register_lazy();
+    bench::register_pool();
     if (truthy(flag(args, "benchmark_list_tests", "false"))) {
         for (const std::string &row : bench::list_rows())
             std::printf("%s\n", row.c_str());
