@@ -42,7 +42,8 @@
 #define SEARCHERS(v) ((v) >> 16)
 
 #define MAX_THREADS 4096
-#define SPIN_ROUNDS 64 /* rounds of looking for work before sleeping */
+#define SPIN_ROUNDS 64      /* rounds of looking for work before sleeping */
+#define RING_FULL_YIELDS 16 /* an outside producer's yields before it spills */
 
 static _Thread_local park__worker_t *tls_worker;
 
@@ -233,14 +234,111 @@ static bool overflow_pop(park_pool_t *pool, park__job_t *out)
     return true;
 }
 
-/* A producer thread's ring: fixed per thread, spread over the workers. */
-static park__ring_t *ring_of_producer(park_pool_t *pool)
+/* Producer ids: small integers, one per thread that submits from outside
+ * a pool, recycled when the thread exits, so that each id's ring has at
+ * most one producer at a time. */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned ids_next, ids_free[PARK__MAX_PRODUCERS], ids_nfree;
+static pthread_key_t ids_key;
+static _Thread_local unsigned my_id_plus_one;
+
+static void id_release(void *arg)
 {
-    static _Atomic unsigned next_id;
-    static _Thread_local unsigned id_plus_one;
-    if (!id_plus_one)
-        id_plus_one = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed) + 1;
-    return &pool->workers[(id_plus_one - 1) % pool->n].ring;
+    (void)arg;
+    pthread_mutex_lock(&ids_lock);
+    ids_free[ids_nfree++] = my_id_plus_one - 1;
+    pthread_mutex_unlock(&ids_lock);
+    my_id_plus_one = 0;
+}
+
+static void ids_setup(void)
+{
+    (void)pthread_key_create(&ids_key, id_release);
+}
+
+/* The calling thread's producer id, or PARK__MAX_PRODUCERS if none is
+ * left (then it shares the workers' rings). */
+static unsigned my_id(void)
+{
+    if (PARK__LIKELY(my_id_plus_one))
+        return my_id_plus_one - 1;
+    unsigned id = PARK__MAX_PRODUCERS;
+    pthread_mutex_lock(&ids_lock);
+    if (ids_nfree)
+        id = ids_free[--ids_nfree];
+    else if (ids_next < PARK__MAX_PRODUCERS)
+        id = ids_next++;
+    pthread_mutex_unlock(&ids_lock);
+    if (id < PARK__MAX_PRODUCERS) {
+        my_id_plus_one = id + 1;
+        pthread_setspecific(ids_key, &my_id_plus_one); /* id_release at exit */
+    }
+    return id;
+}
+
+/* Single producer: the owner of the ring's id. No RMW: the item is
+ * published by the seq store, the tail store makes it count as work. */
+static bool sp_push(park__ring_t *r, void (*fn)(void *), void *arg)
+{
+    uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    park__ring_cell_t *c = &r->cells[pos & (PARK__RING_CAP - 1)];
+    /* acquire: pairs with the release store of seq in ring_pop(_batch). */
+    if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos)
+        return false; /* full */
+    atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&c->arg, arg, memory_order_relaxed);
+    /* release: pairs with the acquire load of seq in ring_pop(_batch). */
+    atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+    /* seq_cst: the producer's half of the sleep/submit pair. */
+    atomic_store_explicit(&r->tail, pos + 1, memory_order_seq_cst);
+    return true;
+}
+
+/* Takes up to max published items with one CAS: how many. */
+static unsigned ring_pop_batch(park__ring_t *r, park__job_t *out, unsigned max)
+{
+    uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+    unsigned k;
+    do {
+        for (k = 0; k < max; k++) {
+            park__ring_cell_t *c = &r->cells[(pos + k) & (PARK__RING_CAP - 1)];
+            /* acquire: pairs with the release store of seq in the push. */
+            if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + k + 1)
+                break;
+        }
+        if (k == 0)
+            return 0;
+        /* relaxed: the cells' seq loads above carry the items' ordering. */
+    } while (!atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + k, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    for (unsigned i = 0; i < k; i++) {
+        park__ring_cell_t *c = &r->cells[(pos + i) & (PARK__RING_CAP - 1)];
+        out[i].fn = atomic_load_explicit(&c->fn, memory_order_relaxed);
+        out[i].arg = atomic_load_explicit(&c->arg, memory_order_relaxed);
+        /* release: pairs with the acquire load of seq in the push. */
+        atomic_store_explicit(&c->seq, pos + i + PARK__RING_CAP, memory_order_release);
+    }
+    return k;
+}
+
+/* The ring of producer `id` in this pool, made on first use. */
+static park__ring_t *producer_ring(park_pool_t *pool, unsigned id)
+{
+    /* acquire: pairs with the release store below (the ring is set up). */
+    park__ring_t *r = atomic_load_explicit(&pool->producers[id], memory_order_acquire);
+    if (PARK__LIKELY(r))
+        return r;
+    if (posix_memalign((void **)&r, 64, sizeof *r) != 0)
+        return NULL;
+    ring_init(r);
+    atomic_store_explicit(&pool->producers[id], r, memory_order_release);
+    /* Raise the high-water mark the workers scan up to. */
+    unsigned n = atomic_load_explicit(&pool->nproducers, memory_order_relaxed);
+    while (n < id + 1 &&
+           !atomic_compare_exchange_weak_explicit(&pool->nproducers, &n, id + 1,
+                                                  memory_order_seq_cst, memory_order_relaxed))
+        ;
+    return r;
 }
 
 /* ---- idling --------------------------------------------------------- */
@@ -251,6 +349,12 @@ static bool work_visible(park_pool_t *pool)
         if (!ring_looks_empty(&pool->workers[i].ring) ||
             !park__deque_looks_empty(&pool->workers[i].deque))
             return true;
+    unsigned np = atomic_load_explicit(&pool->nproducers, memory_order_seq_cst);
+    for (unsigned i = 0; i < np; i++) {
+        park__ring_t *r = atomic_load_explicit(&pool->producers[i], memory_order_acquire);
+        if (r && !ring_looks_empty(r))
+            return true;
+    }
     return atomic_load_explicit(&pool->overflow_n, memory_order_seq_cst) != 0;
 }
 
@@ -334,6 +438,44 @@ static void count(_Atomic uint64_t *c)
                           memory_order_relaxed);
 }
 
+#define BATCH 16 /* submissions taken from a producer's ring at once */
+
+/* Takes a batch from the producers' rings (from a random one on): runs the
+ * first (*job), and pushes the rest on the worker's deque, oldest on top,
+ * where the other workers can steal them. */
+static bool take_submissions(park__worker_t *w, park__job_t *job)
+{
+    park_pool_t *pool = w->pool;
+    unsigned np = atomic_load_explicit(&pool->nproducers, memory_order_acquire);
+    if (np == 0)
+        return false;
+    unsigned start = (unsigned)(next_rand(w) % np);
+    for (unsigned i = 0; i < np; i++) {
+        park__ring_t *r =
+            atomic_load_explicit(&pool->producers[(start + i) % np], memory_order_acquire);
+        park__job_t batch[BATCH];
+        unsigned k = r && !ring_looks_empty(r) ? ring_pop_batch(r, batch, BATCH) : 0;
+        if (k == 0)
+            continue;
+        *job = batch[0];
+        unsigned pushed = 0;
+        for (unsigned j = k - 1; j >= 1; j--) {
+            if (!park__deque_push(&w->deque, batch[j].fn, batch[j].arg))
+                break;
+            pushed++;
+        }
+        for (unsigned j = 1; j < k - pushed; j++) /* deque full: run them here */
+            batch[j].fn(batch[j].arg);
+        if (pushed) {
+            uint32_t v = atomic_fetch_add_explicit(&pool->idle, 0, memory_order_seq_cst);
+            if (SLEEPERS(v) != 0 && SEARCHERS(v) == 0)
+                notify(pool);
+        }
+        return true;
+    }
+    return false;
+}
+
 static bool find_work(park__worker_t *w, park__job_t *job)
 {
     park_pool_t *pool = w->pool;
@@ -354,6 +496,8 @@ static bool find_work(park__worker_t *w, park__job_t *job)
         if (ring_pop(&v->ring, job))
             return true;
     }
+    if (take_submissions(w, job))
+        return true;
     return overflow_pop(pool, job);
 }
 
@@ -373,6 +517,15 @@ bool park__pool_help(park__worker_t *w)
     return true;
 }
 
+static park__ring_t *shared_ring(park_pool_t *pool)
+{
+    static _Atomic unsigned next;
+    static _Thread_local unsigned mine_plus_one;
+    if (!mine_plus_one)
+        mine_plus_one = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1;
+    return &pool->workers[(mine_plus_one - 1) % pool->n].ring;
+}
+
 static void *worker_main(void *arg)
 {
     park__worker_t *w = arg;
@@ -385,8 +538,10 @@ static void *worker_main(void *arg)
             found = find_work(w, &job);
             if (!found && atomic_load_explicit(&pool->stop, memory_order_acquire))
                 break;
-            if (!found)
+            if (!found && round < SPIN_ROUNDS / 4)
                 park__os_pause();
+            else if (!found)
+                park__os_yield(); /* let a runnable producer have the CPU */
         }
         if (found) {
             stop_searching(w, true);
@@ -434,11 +589,40 @@ int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
     park__worker_t *w = tls_worker;
     if (w && w->pool == pool && push_local(w, fn, arg) == 0)
         return 0;
-    park__ring_t *r = w && w->pool == pool ? &w->ring : ring_of_producer(pool);
-    if (!ring_push(r, fn, arg)) {
-        int err = overflow_push(pool, fn, arg);
-        if (err)
-            return err;
+    if (!w) {
+        unsigned id = my_id();
+        park__ring_t *r = id < PARK__MAX_PRODUCERS ? producer_ring(pool, id) : NULL;
+        if (r) {
+            /* A full ring means the workers are behind: the producer gives
+             * them its processor a few times before it spills to the
+             * (allocating, locked) overflow list. */
+            for (int yields = RING_FULL_YIELDS; !sp_push(r, fn, arg); yields--) {
+                if (yields == 0) {
+                    int err = overflow_push(pool, fn, arg);
+                    if (err)
+                        return err;
+                    break;
+                }
+                notify(pool);
+                park__os_yield();
+            }
+            notify(pool);
+            return 0;
+        }
+    }
+    /* A worker of another pool (or a thread without a producer id): the
+     * workers' shared rings, spread by thread. */
+    park__ring_t *r = w && w->pool == pool ? &w->ring : shared_ring(pool);
+    int yields = w ? 0 : RING_FULL_YIELDS;
+    while (!ring_push(r, fn, arg)) {
+        if (yields-- <= 0) {
+            int err = overflow_push(pool, fn, arg);
+            if (err)
+                return err;
+            break;
+        }
+        notify(pool);
+        park__os_yield();
     }
     notify(pool);
     return 0;
@@ -603,9 +787,15 @@ static void stop_workers(park_pool_t *pool, unsigned started)
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
+static void setup(void)
+{
+    park__deque_setup();
+    ids_setup();
+}
+
 int park_pool_create(park_pool_t **out, const park_pool_config_t *cfg)
 {
-    pthread_once(&setup_once, park__deque_setup);
+    pthread_once(&setup_once, setup);
     unsigned n = cfg ? cfg->threads : 0;
     if (n == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -669,6 +859,8 @@ void park_pool_destroy(park_pool_t *pool)
     park__job_t job;
     while (overflow_pop(pool, &job)) /* none left; frees nothing in practice */
         ;
+    for (unsigned i = 0; i < PARK__MAX_PRODUCERS; i++)
+        free(atomic_load_explicit(&pool->producers[i], memory_order_relaxed));
     free(pool->workers);
     free(pool);
 }

@@ -64,6 +64,10 @@ typedef struct park__worker {
 
 struct park__timer;
 
+/* Outside threads that submit get a ring each (a single producer, no RMW
+ * to push); beyond this many at once they share the workers' rings. */
+#define PARK__MAX_PRODUCERS 256
+
 struct park_pool {
     unsigned n;
     park__worker_t *workers;
@@ -73,6 +77,8 @@ struct park_pool {
     _Atomic bool closing; /* park_pool_destroy has begun */
     _Atomic bool stop;    /* workers exit */
     _Atomic uint64_t spilled;
+    _Atomic unsigned nproducers; /* high-water mark of producers[] in use */
+    _Atomic(park__ring_t *) producers[PARK__MAX_PRODUCERS];
     _Atomic size_t overflow_n;
     park_mutex_t overflow_lock;
     park__overflow_t *overflow_head, *overflow_tail;
