@@ -214,7 +214,9 @@ TEST(task_retain_returns_the_task_and_keeps_it_alive)
 }
 
 /* Two threads race complete and cancel on one task, many times. Each side
- * spins a random while after the start signal, so either may come first. */
+ * spins a random while after the start signal, so either may come first.
+ * The loser reads the task as soon as its call returns EALREADY: the task
+ * had completed, so the winner's outcome must be there already. */
 #define RACES 2000
 #define RACE_MAX_SPIN 2000
 
@@ -223,6 +225,7 @@ struct race {
     atomic_uint round;   /* the racers start round k when it reaches 2k + 1 */
     atomic_uint arrived; /* the canceller adds 1 before and 1 after each round */
     int complete_rc, cancel_rc;
+    int cancel_saw; /* park_task_result right after a cancel that lost */
 };
 
 static void spin(uint64_t *rng)
@@ -242,6 +245,8 @@ static void *race_canceller(void *arg)
                 sched_yield();
         spin(&rng);
         r->cancel_rc = park_task_cancel(r->t);
+        if (r->cancel_rc == EALREADY)
+            r->cancel_saw = park_task_result(r->t, NULL);
         atomic_fetch_add(&r->arrived, 1);
     }
     return NULL;
@@ -262,15 +267,18 @@ TEST(task_complete_racing_cancel_completes_exactly_once)
         atomic_store(&r.round, 2 * k + 1);
         spin(&rng);
         r.complete_rc = park_task_complete(r.t, 0, &token);
+        int complete_saw = r.complete_rc == EALREADY ? park_task_result(r.t, NULL) : -1;
         while (atomic_load(&r.arrived) < 2 * k + 2)
             sched_yield();
         if (r.complete_rc == 0) {
             ASSERT_EQ(r.cancel_rc, EALREADY);
+            ASSERT_EQ(r.cancel_saw, 0);
             assert_completed(r.t, 0, &token);
             completed++;
         } else {
             ASSERT_EQ(r.complete_rc, EALREADY);
             ASSERT_EQ(r.cancel_rc, 0);
+            ASSERT_EQ(complete_saw, ECANCELED);
             assert_completed(r.t, ECANCELED, NULL);
             cancelled++;
         }
@@ -850,6 +858,34 @@ TEST(task_when_any_with_a_completed_input_gives_its_index)
     park_pool_destroy(pool);
 }
 
+/* A combinator completes within its input's completion, but its own
+ * continuations are queued like any other. */
+TEST(task_when_all_and_when_any_continuations_never_run_within_the_completing_call)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *ts[2];
+    make_tasks(ts, 2);
+    park_task_t *all = park_task_when_all(pool, ts, 2);
+    park_task_t *any = park_task_when_any(pool, ts, 2);
+    ASSERT_TRUE(all != NULL && any != NULL);
+    struct cont c_all, c_any;
+    cont_init(&c_all, pool, all);
+    cont_init(&c_any, pool, any);
+    then(all, &c_all);
+    then(any, &c_any);
+    ASSERT_EQ(complete(ts[1], EIO, NULL), 0);
+    ASSERT_EQ(complete(ts[0], 0, NULL), 0);
+    AWAIT(atomic_load(&c_all.runs) == 1);
+    AWAIT(atomic_load(&c_any.runs) == 1);
+    ASSERT_EQ(c_all.err, EIO);
+    ASSERT_EQ(c_any.err, 0);
+    ASSERT_EQ((uintptr_t)c_any.result, 1);
+    park_task_release(all);
+    park_task_release(any);
+    release_tasks(ts, 2);
+    park_pool_destroy(pool);
+}
+
 TEST(task_when_any_of_no_tasks_is_completed_with_einval)
 {
     park_pool_t *pool = pool_new(1);
@@ -1338,6 +1374,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_when_all_of_no_tasks_is_completed_with_0),
     TEST_ENTRY(task_when_any_gives_the_index_of_the_first_completed),
     TEST_ENTRY(task_when_any_with_a_completed_input_gives_its_index),
+    TEST_ENTRY(task_when_all_and_when_any_continuations_never_run_within_the_completing_call),
     TEST_ENTRY(task_when_any_of_no_tasks_is_completed_with_einval),
     TEST_ENTRY(task_delay_is_never_early),
     TEST_ENTRY(task_many_armed_delays_are_each_never_early),
