@@ -5,23 +5,26 @@
 // textbook mutex + condition variable queue pool, baselines/condvar_pool.h)
 // and serial (the calling thread alone: the floor). Each provides a
 // pool_type built from a worker count, and
-//   run(pool, fn, arg)          fn(arg) on the pool; returns when it has run
 //   parallel_for(pool, begin, end, grain, body, arg)
 //                               body over disjoint ranges of at most grain
 //                               items covering [begin, end)
+//   run(pool, fn, arg)          fn(arg) on the pool; returns when it has run
 //   join(pool, a, aa, b, ba)    a(aa) and b(ba), possibly in parallel; only
-//                               from inside run (fork_join contenders)
+//                               from inside run (run and join: fork_join
+//                               contenders but serial)
 //   submit(pool, fn, arg)       queue fn(arg) from any thread (submits
 //                               contenders); false if it failed
 // The condvar pool has no fork-join (a worker waiting for its children would
-// block one of the pool's threads) and serial has no submissions.
+// block one of the pool's threads); serial has no submissions, and its fib
+// is the plain recursion.
 //
 // Scenarios (one loop body each, run by every contender that can):
 //   fib30, fib35   fib(n) with a join at every call with n >= 2 (no serial
 //                  cut-off: fib(n + 1) - 1 joins) on a pool of one worker per
-//                  online CPU; real_time = ns per fib(n); spawn_ns =
-//                  (real_time x threads - serial time) / joins, the serial
-//                  time being the serial contender's, measured once.
+//                  online CPU; serial runs the plain recursion (no join, the
+//                  floor). real_time = ns per fib(n); spawn_ns = (real_time
+//                  x workers - serial time) / joins, the serial time being
+//                  the plain recursion's, measured once.
 //   parallel_for   10^7 items in 1024 chunks, each summing a cheap function
 //                  of its indices into its own partial; real_time = ns per
 //                  pass (partials cleared and checked each pass).
@@ -29,11 +32,14 @@
 //                  pool for one window, counting until every task has run;
 //                  items_per_second = tasks run per second.
 //   wakeup         a 2-worker pool idles for 10 ms, then one task is
-//                  submitted and stamps park_now() when it runs; p50_ns and
-//                  p99_ns of submit-to-run; real_time = the p50.
-//   idle           a 2-worker pool that has just run one task idles for
-//                  5 x min_time (at most 1 s); idle_cpu_ns = CPU time of the
-//                  process per second of idling (real_time shows the same).
+//                  submitted and stamps park_now() when it runs, for a
+//                  window of 5 x min_time (at most 1 s); p50_ns and p99_ns
+//                  of submit-to-run; real_time = the p50.
+//   idle           a 2-worker pool that has just run a small parallel_for
+//                  idles for 5 x min_time (at most 1 s); idle_cpu_ns = CPU
+//                  time of the whole process per second of idling
+//                  (real_time shows the same). The serial row, with no
+//                  pool, is what the process spends anyway.
 #include "harness.h"
 
 #include "baselines/condvar_pool.h"
@@ -72,8 +78,14 @@ constexpr int64_t kMaxInFlight = 1 << 16;
 constexpr uint64_t kSubmitBatch = 256;
 // Idle time before each wake-up.
 constexpr double kIdleBeforeWake = 0.010;
-// Longest idle row (at the full budget); shorter with a small min_time.
-constexpr double kIdleSeconds = 1.0;
+// The wakeup and idle rows last 5 x min_time, at most this long: enough
+// wake-ups for a p99, and a second of idling at the full budget, while
+// --quick stays quick.
+constexpr double kLongRowSeconds = 1.0;
+// The idle row's warm-up: a parallel_for pass small enough to be quick and
+// split finely enough to reach every worker.
+constexpr size_t kWarmItems = 1 << 16;
+constexpr size_t kWarmGrain = 256;
 
 constexpr size_t kItems = 10000000;
 constexpr size_t kChunks = 1024;
@@ -86,6 +98,11 @@ constexpr size_t kSlots = kItems / kSlot + 1;
 
 // One worker per online CPU for the fork-join scenarios, as rayon's global
 // pool has.
+double long_row_seconds()
+{
+    return std::min(kLongRowSeconds, 5 * bench::min_time());
+}
+
 unsigned cpus()
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -203,7 +220,7 @@ struct Tbb {
     }
 };
 
-// The waiting side of the condvar pool's run and parallel_for: the caller
+// The waiting side of the condvar pool's parallel_for: the caller
 // sleeps on a condition variable until `left` items have counted down.
 class Latch
 {
@@ -248,24 +265,6 @@ struct Condvar {
             return true;
         }
     };
-    struct Call {
-        void (*fn)(void *);
-        void *arg;
-        Latch *latch;
-    };
-    static void call(void *p)
-    {
-        Call *c = static_cast<Call *>(p);
-        c->fn(c->arg);
-        c->latch->count_down();
-    }
-    static void run(pool_type &p, void (*fn)(void *), void *arg)
-    {
-        Latch latch(1);
-        Call c{fn, arg, &latch};
-        p.submit(call, &c);
-        latch.wait();
-    }
     struct Chunk {
         void (*body)(size_t, size_t, void *);
         void *arg;
@@ -316,15 +315,6 @@ struct Serial {
             return true;
         }
     };
-    static void run(pool_type &, void (*fn)(void *), void *arg)
-    {
-        fn(arg);
-    }
-    static void join(pool_type &, void (*a)(void *), void *aa, void (*b)(void *), void *ba)
-    {
-        a(aa);
-        b(ba);
-    }
     static void parallel_for(pool_type &, size_t begin, size_t end, size_t grain,
                              void (*body)(size_t, size_t, void *), void *arg)
     {
@@ -374,11 +364,23 @@ template <class C> void fib(void *p)
     f->result = a.result + b.result;
 }
 
+// The floor: fib(n) as plain recursion, with no join at all.
+uint64_t plain_fib(unsigned n)
+{
+    return n < 2 ? n : plain_fib(n - 1) + plain_fib(n - 2);
+}
+
+// fib(n) on the pool; the serial contender runs the plain recursion.
 template <class C> uint64_t run_fib(typename C::pool_type &pool, unsigned n)
 {
-    Fib<C> root{&pool, n, 0};
-    C::run(pool, fib<C>, &root);
-    return root.result;
+    benchmark::DoNotOptimize(n);
+    if constexpr (!C::parallel) {
+        return plain_fib(n);
+    } else {
+        Fib<C> root{&pool, n, 0};
+        C::run(pool, fib<C>, &root);
+        return root.result;
+    }
 }
 
 // The serial contender's time for fib(n), ns: the fastest of at least two
@@ -619,7 +621,7 @@ template <class C> void wakeup_row(benchmark::State &state)
             while ((t1 = st.ran.load(std::memory_order_acquire)) == 0)
                 sched_yield();
             lat.push_back(t1 > t0 ? t1 - t0 : 0);
-        } while (bench::snapshot().seconds - before.seconds < bench::min_time());
+        } while (bench::snapshot().seconds - before.seconds < long_row_seconds());
         after = bench::snapshot();
         std::sort(lat.begin(), lat.end());
         state.SetIterationTime(quantile(lat, 0.50) * 1e-9);
@@ -639,36 +641,34 @@ template <class C> void wakeup_row(benchmark::State &state)
 
 // ---- idle ---------------------------------------------------------------
 
+void warm_chunk(size_t lo, size_t hi, void *arg)
+{
+    uint64_t s = 0;
+    for (size_t i = lo; i < hi; ++i)
+        s += mix(i);
+    static_cast<std::atomic<uint64_t> *>(arg)->fetch_add(s, std::memory_order_relaxed);
+}
+
 template <class C> void idle_row(benchmark::State &state)
 {
-    typename C::pool_type pool(kSubmitWorkers);
+    typename C::pool_type pool(C::parallel ? kSubmitWorkers : 1);
     if (!pool.ok()) {
         state.SkipWithError("the pool could not be created");
         return;
     }
-    double seconds = std::min(kIdleSeconds, 5 * bench::min_time());
     double cpu_per_s = 0, csw_per_s = 0;
-    bool failed = false;
     for (auto _ : state) {
-        // One task first, so the workers exist and have just gone idle.
-        Stamp st;
-        if (!C::submit(pool, stamp_task, &st)) {
-            failed = true;
-            break;
-        }
-        while (st.ran.load(std::memory_order_acquire) == 0)
-            sched_yield();
+        // Work first, so the workers exist and have just gone idle.
+        std::atomic<uint64_t> sum{0};
+        C::parallel_for(pool, 0, kWarmItems, kWarmGrain, warm_chunk, &sum);
+        benchmark::DoNotOptimize(sum.load());
         bench::Snapshot before = bench::snapshot();
-        bench::sleep_seconds(seconds);
+        bench::sleep_seconds(long_row_seconds());
         bench::Snapshot after = bench::snapshot();
         double wall = after.seconds - before.seconds;
         cpu_per_s = (after.cpu_seconds - before.cpu_seconds) / wall;
         csw_per_s = static_cast<double>(after.context_switches - before.context_switches) / wall;
         state.SetIterationTime(cpu_per_s);
-    }
-    if (failed) {
-        state.SkipWithError("a submission failed");
-        return;
     }
     state.counters["idle_cpu_ns"] = cpu_per_s * 1e9;
     state.counters["csw_per_s"] = csw_per_s;
@@ -708,12 +708,6 @@ template <class C> void register_wakeup()
         bench::add_windowed(bench::row_name("pool", "wakeup", C::name), wakeup_row<C>);
 }
 
-template <class C> void register_idle()
-{
-    if constexpr (C::submits)
-        bench::add_windowed(bench::row_name("pool", "idle", C::name), idle_row<C>);
-}
-
 template <class... Cs> void register_all(List<Cs...>)
 {
     (register_fib30<Cs>(), ...);
@@ -722,7 +716,7 @@ template <class... Cs> void register_all(List<Cs...>)
      ...);
     (register_submit<Cs>(), ...);
     (register_wakeup<Cs>(), ...);
-    (register_idle<Cs>(), ...);
+    (bench::add_windowed(bench::row_name("pool", "idle", Cs::name), idle_row<Cs>), ...);
 }
 
 } // namespace

@@ -116,6 +116,10 @@ fn rows() -> Vec<Row> {
 
     r.push(one("pool/fib30/rayon", pool::fib30_rayon));
     r.push(one("pool/fib30/rust_serial", pool::fib30_serial));
+    r.push(one("pool/fib35/rayon", pool::fib35_rayon));
+    r.push(one("pool/fib35/rust_serial", pool::fib35_serial));
+    r.push(one("pool/parallel_for/rayon", pool::parallel_for_rayon));
+    r.push(one("pool/parallel_for/rust_serial", pool::parallel_for_serial));
 
     r.push(Row::new("chan/spsc_cap64/rust_crossbeam".to_string(), 1, |m, _| chan::throughput(64, 1, 1, m)));
     r.push(Row::new("chan/mpmc_cap64/rust_crossbeam/threads:4".to_string(), 4, |m, _| chan::throughput(64, 2, 2, m)));
@@ -236,7 +240,7 @@ fn main() {
             let ips = harness::median_of(&res, |s| s.items_per_second.unwrap_or(0.0));
             line.push_str(&format!(" {:>12.3} M items/s", ips / 1e6));
         }
-        for c in ["csw_per_op", "fairness", "worst_wait_ns", "p50_ns", "p99_ns", "p999_ns"].iter() {
+        for c in ["csw_per_op", "fairness", "worst_wait_ns", "p50_ns", "p99_ns", "p999_ns", "spawn_ns"].iter() {
             if let Some(v) = harness::median_counter(&res, c) {
                 line.push_str(&format!(" {}={}", c, json_num((v * 1000.0).round() / 1000.0)));
             }
