@@ -58,11 +58,13 @@ def main():
                        "### mutex", "### sem", "## mutex", "### mutex / contended",
                        "| **park** |", "rust_parking_lot", "park ratio",
                        "### Fairness: park beside pthread", "`tools/bench`", "min/max",
-                       "worst wait", "p99.9", "csw/op"):
+                       "worst wait", "p99.9", "csw/op", "## pool", "### pool / fib30",
+                       "### pool / submit", "| rayon |", "spawn/join", "CPU per idle s",
+                       "1346268 joins"):
             check("REPORT.md has %r" % needle, needle in text)
         check("google-benchmark suffix /real_time stripped", "real_time" not in text)
         if have_matplotlib():
-            for png in ("mutex_contended.png", "sem_contended.png"):
+            for png in ("mutex_contended.png", "sem_contended.png", "pool_submit.png"):
                 path = os.path.join(out, png)
                 ok = os.path.exists(path) and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
                 check("%s written" % png, ok)

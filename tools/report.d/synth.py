@@ -150,8 +150,44 @@ def cxx(reps, rnd, scale):
             g.bench("sem/contended/" + c, th, 1e9 / ips * th, ips=ips,
                     counters={"csw_per_op": 0.1 * (th > 1)}, real_time_suffix=True,
                     contender=c)
+    pool(g)
     return {"context": context("build/bench/benchmarks/park_bench", reps),
             "benchmarks": g.rows}
+
+
+def pool(g):
+    """The pool family: fork-join, parallel_for, submissions, wake-up, idle."""
+    serial = {30: 2.0e6, 35: 2.2e7}
+    joins = {30: 1346268, 35: 14930351}
+    for n in (30, 35):
+        g.family()
+        scale = 1 if n == 30 else 11
+        for c, t in (("park", 2.3e6 * scale), ("tbb", 7.2e7 * scale), ("serial", None)):
+            t = t or serial[n]
+            counters = {"workers": 1 if c == "serial" else 2}
+            if c != "serial":
+                counters["spawn_ns"] = (t * 2 - serial[n]) / joins[n]
+            g.bench("pool/fib%d/%s" % (n, c), None, t, counters=counters, contender=c)
+    g.family()
+    for c, t in (("park", 1.9e6), ("tbb", 1.8e6), ("condvar", 2.4e6), ("serial", 3.7e6)):
+        g.bench("pool/parallel_for/" + c, None, t, counters={"workers": 1 if c == "serial" else 2},
+                contender=c)
+    for c, ips in (("park", 2.0e7), ("tbb", 2.5e6), ("condvar", 1.2e7)):
+        g.family()
+        for th in (1, 2, 4):
+            g.bench("pool/submit/" + c, th, 1e9 / ips, ips=ips,
+                    counters={"csw_per_op": 0.002, "cpu_ns_per_op": 2e9 / ips},
+                    real_time_suffix=True, contender=c)
+    g.family()
+    for c, p50 in (("park", 2000.0), ("tbb", 14000.0), ("condvar", 2800.0)):
+        g.bench("pool/wakeup/" + c, None, p50,
+                counters={"p50_ns": p50, "p99_ns": p50 * 10, "wakeups": 100,
+                          "cpu_ns_per_op": 4e4, "csw_per_op": 3.0},
+                real_time_suffix=True, contender=c)
+    g.family()
+    for c, cpu in (("park", 3e4), ("tbb", 1.5e5), ("condvar", 2.5e4), ("serial", 2e4)):
+        g.bench("pool/idle/" + c, None, cpu, counters={"idle_cpu_ns": cpu, "csw_per_s": 2.0},
+                real_time_suffix=True, contender=c)
 
 
 def rust(reps, rnd):
@@ -170,6 +206,13 @@ def rust(reps, rnd):
     g.family()
     for c, t in (("rust_tokio", 30.0),):
         g.bench("sem/uncontended/" + c, None, t, contender=c)
+    g.family()
+    for n, t, serial, joins in ((30, 8.5e6, 1.8e6, 1346268), (35, 9.5e7, 2.0e7, 14930351)):
+        g.bench("pool/fib%d/rayon" % n, None, t,
+                counters={"workers": 2, "spawn_ns": (t * 2 - serial) / joins},
+                contender="rayon")
+        g.bench("pool/fib%d/rust_serial" % n, None, serial, counters={"workers": 1},
+                contender="rust_serial")
     ctx = context("benchmarks/peers/rust/target/release/park-peers", reps)
     ctx.update({"harness": "park-peers", "compiler": "rustc 1.63.0",
                 "peer_versions": "parking_lot 0.12.1, tokio 1.24.2",

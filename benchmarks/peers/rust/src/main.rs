@@ -120,6 +120,11 @@ fn rows() -> Vec<Row> {
     r.push(one("pool/fib35/rust_serial", pool::fib35_serial));
     r.push(one("pool/parallel_for/rayon", pool::parallel_for_rayon));
     r.push(one("pool/parallel_for/rust_serial", pool::parallel_for_serial));
+    for &p in [1usize, 2, 4].iter() {
+        r.push(Row::new(format!("pool/submit/rayon/threads:{}", p), p as u32, move |m, _| pool::submit_rayon(p, m)));
+    }
+    r.push(windowed("pool/wakeup/rayon", pool::wakeup_rayon));
+    r.push(windowed("pool/idle/rayon", pool::idle_rayon));
 
     r.push(Row::new("chan/spsc_cap64/rust_crossbeam".to_string(), 1, |m, _| chan::throughput(64, 1, 1, m)));
     r.push(Row::new("chan/mpmc_cap64/rust_crossbeam/threads:4".to_string(), 4, |m, _| chan::throughput(64, 2, 2, m)));
