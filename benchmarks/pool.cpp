@@ -59,7 +59,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -96,13 +95,13 @@ constexpr size_t kGrain = (kItems + kChunks - 1) / kChunks;
 constexpr size_t kSlot = kGrain / 2;
 constexpr size_t kSlots = kItems / kSlot + 1;
 
-// One worker per online CPU for the fork-join scenarios, as rayon's global
-// pool has.
 double long_row_seconds()
 {
     return std::min(kLongRowSeconds, 5 * bench::min_time());
 }
 
+// One worker per online CPU for the fork-join scenarios, as rayon's global
+// pool has.
 unsigned cpus()
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
