@@ -12,7 +12,11 @@
  *     only when the deadline has passed;
  *   - pools created and destroyed at once with work in flight run every
  *     item that was accepted, and each armed delay ends with 0 or
- *     ECANCELED, its continuation run once.
+ *     ECANCELED, its continuation run once;
+ *   - a submission that lands while the workers are on their way to sleep
+ *     still runs (a lost wake-up hangs, and the test fails);
+ *   - more outside submitters at once than the pool has producer rings
+ *     (white-box: PARK__MAX_PRODUCERS) each have every submission run once.
  * Every loop is bounded by an iteration count (scaled by PARK_STRESS_SCALE)
  * and by the harness watchdog. */
 #include <park/park.h>
@@ -24,6 +28,8 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+
+#include "pool/pool.h"
 
 #include "test.h"
 
@@ -466,11 +472,143 @@ TEST(pool_create_and_destroy_with_work_in_flight_runs_what_was_accepted)
     free(jobs);
 }
 
+/* ---- submissions racing workers going to sleep ---------------------------------- */
+
+#define WK_ROUNDS 10000
+#define WK_MAX_GAP_NS (100u * US) /* a worker spins a while before it sleeps */
+
+enum { WK_SUBMIT, WK_JOIN, WK_TASK, WK_KINDS };
+
+static void wk_count(void *arg)
+{
+    atomic_fetch_add((atomic_uint *)arg, 1);
+}
+
+static int wk_task(void *arg, void **result)
+{
+    (void)result;
+    wk_count(arg);
+    return 0;
+}
+
+/* Waits (yielding, bounded) until *ran reaches n. */
+static void wk_await(atomic_uint *ran, unsigned n)
+{
+    park_time_t give_up = park_now() + HANG_NS;
+    while (atomic_load(ran) < n) {
+        if (park_now() > give_up)
+            test_fail(__FILE__, __LINE__, "submission %u never ran: a lost wake-up", n);
+        sched_yield();
+    }
+}
+
+static void wk_run(unsigned threads)
+{
+    park_pool_t *pool = pool_new(threads);
+    uint64_t rounds = test_scaled(WK_ROUNDS), rng = test_rng_seed(threads);
+    atomic_uint ran = 0;
+    for (unsigned k = 1; k <= rounds; k++) {
+        switch (test_rng_below(&rng, WK_KINDS)) {
+        case WK_SUBMIT:
+            ASSERT_EQ(park_pool_submit(pool, wk_count, &ran), 0);
+            wk_await(&ran, k);
+            break;
+        case WK_JOIN:
+            park_join(pool, wk_count, &ran, NULL, NULL);
+            ASSERT_EQ(atomic_load(&ran), k);
+            break;
+        default: {
+            park_task_t *t = park_task_run(pool, wk_task, &ran);
+            ASSERT_TRUE(t != NULL);
+            ASSERT_EQ(park_task_wait(t, NULL), 0);
+            park_task_release(t);
+            break;
+        }
+        }
+        /* Land the next submission somewhere on the workers' way to sleep. */
+        park_time_t until = park_now() + test_rng_below(&rng, WK_MAX_GAP_NS);
+        while (park_now() < until)
+            sched_yield();
+    }
+    park_pool_stats_t st;
+    park_pool_stats(pool, &st);
+    printf("     %u workers: %" PRIu64 " rounds, %" PRIu64 " parks\n", threads, rounds, st.parks);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&ran), rounds);
+}
+
+TEST(pool_submissions_racing_workers_going_to_sleep_are_never_lost)
+{
+    wk_run(1);
+    wk_run(2);
+}
+
+/* ---- more outside submitters than producer rings -------------------------------- */
+
+#define MP_THREADS (PARK__MAX_PRODUCERS + 8)
+#define MP_PER_THREAD 200
+
+struct mp {
+    park_pool_t *pool;
+    pthread_barrier_t all_started, all_submitted;
+    _Atomic uint8_t *runs; /* MP_PER_THREAD per thread */
+};
+
+struct mp_thread {
+    struct mp *m;
+    unsigned id;
+};
+
+static void mp_item(void *arg)
+{
+    _Atomic uint8_t *run = arg;
+    if (atomic_fetch_add(run, 1) != 0)
+        test_fail(__FILE__, __LINE__, "a submission ran twice");
+}
+
+static void *mp_thread_main(void *arg)
+{
+    struct mp_thread *t = arg;
+    struct mp *m = t->m;
+    /* Every submitter is alive before any submits, so the producer rings
+     * run out and the last ones share the workers' rings. */
+    pthread_barrier_wait(&m->all_started);
+    for (unsigned i = 0; i < MP_PER_THREAD; i++)
+        ASSERT_EQ(park_pool_submit(m->pool, mp_item, &m->runs[t->id * MP_PER_THREAD + i]), 0);
+    pthread_barrier_wait(&m->all_submitted);
+    return NULL;
+}
+
+TEST(pool_more_outside_submitters_than_producer_rings_each_run_once)
+{
+    struct mp m;
+    memset(&m, 0, sizeof m);
+    m.pool = pool_new(2);
+    m.runs = calloc((size_t)MP_THREADS * MP_PER_THREAD, sizeof m.runs[0]);
+    ASSERT_TRUE(m.runs != NULL);
+    ASSERT_EQ(pthread_barrier_init(&m.all_started, NULL, MP_THREADS), 0);
+    ASSERT_EQ(pthread_barrier_init(&m.all_submitted, NULL, MP_THREADS), 0);
+    static struct mp_thread t[MP_THREADS];
+    for (unsigned i = 0; i < MP_THREADS; i++)
+        t[i] = (struct mp_thread){&m, i};
+    test_threads_join(test_threads_start(MP_THREADS, mp_thread_main, t, sizeof t[0]));
+    park_pool_destroy(m.pool); /* runs everything submitted */
+    for (size_t i = 0; i < (size_t)MP_THREADS * MP_PER_THREAD; i++)
+        if (atomic_load(&m.runs[i]) != 1)
+            test_fail(__FILE__, __LINE__, "submission %zu of thread %zu ran %u times",
+                      i % MP_PER_THREAD, i / MP_PER_THREAD, (unsigned)m.runs[i]);
+    pthread_barrier_destroy(&m.all_started);
+    pthread_barrier_destroy(&m.all_submitted);
+    free(m.runs);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(pool_outside_submitters_with_joins_inside_run_every_task_once),
     TEST_ENTRY(task_complete_cancel_and_then_races_complete_once_and_continue_once),
     TEST_ENTRY(task_deadlines_racing_completions_complete_once),
     TEST_ENTRY(pool_create_and_destroy_with_work_in_flight_runs_what_was_accepted),
+    TEST_ENTRY(pool_submissions_racing_workers_going_to_sleep_are_never_lost),
+    TEST_ENTRY(pool_more_outside_submitters_than_producer_rings_each_run_once),
 };
 
 int main(int argc, char **argv)

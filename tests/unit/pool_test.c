@@ -515,6 +515,37 @@ TEST(pool_join_from_a_worker_runs_a_on_the_caller_and_both_before_returning)
     park_pool_destroy(pool);
 }
 
+/* From a worker of another pool, park_join is an outside join: both run on
+ * the pool asked for, and the caller helps its own pool meanwhile. */
+struct cross_join {
+    park_pool_t *target;
+    struct where a, b;
+    atomic_bool done;
+};
+
+static void cross_join_job(void *arg)
+{
+    struct cross_join *j = arg;
+    park_join(j->target, record_where, &j->a, record_where, &j->b);
+    ASSERT_EQ(atomic_load(&j->a.runs), 1);
+    ASSERT_EQ(atomic_load(&j->b.runs), 1);
+    atomic_store(&j->done, true);
+}
+
+TEST(pool_join_from_a_worker_of_another_pool_runs_both_on_the_pool_asked_for)
+{
+    park_pool_t *from = pool_new(1), *target = pool_new(1);
+    struct cross_join j;
+    memset(&j, 0, sizeof j);
+    j.target = target;
+    ASSERT_EQ(park_pool_submit(from, cross_join_job, &j), 0);
+    AWAIT(atomic_load(&j.done));
+    ASSERT_TRUE(j.a.pool == target);
+    ASSERT_TRUE(j.b.pool == target);
+    park_pool_destroy(from);
+    park_pool_destroy(target);
+}
+
 /* Fibonacci by fork-join; below `serial` it recurses without joining. */
 struct fib {
     park_pool_t *pool;
@@ -774,6 +805,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(pool_join_from_outside_runs_both_on_the_pool_and_waits),
     TEST_ENTRY(pool_join_from_outside_with_one_function_runs_it_and_waits),
     TEST_ENTRY(pool_join_from_a_worker_runs_a_on_the_caller_and_both_before_returning),
+    TEST_ENTRY(pool_join_from_a_worker_of_another_pool_runs_both_on_the_pool_asked_for),
     TEST_ENTRY(pool_fib_by_join_without_cutoff_equals_serial_result),
     TEST_ENTRY(pool_fib_by_join_with_cutoff_equals_serial_result),
     TEST_ENTRY(pool_fib_by_join_on_one_worker_equals_serial_result),

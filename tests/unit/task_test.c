@@ -414,6 +414,33 @@ TEST(task_then_on_a_completed_task_from_a_worker_runs_the_continuation_later)
     park_pool_destroy(pool);
 }
 
+/* Completed on a worker of pool a, a continuation meant for pool b runs on b. */
+struct cross_cont {
+    park_task_t *t;
+    struct cont c;
+};
+
+static void complete_on_worker(void *arg)
+{
+    struct cross_cont *x = arg;
+    ASSERT_EQ(complete(x->t, 0, x), 0);
+}
+
+TEST(task_continuation_for_another_pool_runs_there_when_completed_on_a_worker)
+{
+    park_pool_t *a = pool_new(1), *b = pool_new(1);
+    struct cross_cont x;
+    x.t = task_new();
+    cont_init(&x.c, b, x.t);
+    then(x.t, &x.c);
+    ASSERT_EQ(park_pool_submit(a, complete_on_worker, &x), 0);
+    AWAIT(atomic_load(&x.c.runs) == 1); /* cont_fn checks the pool */
+    ASSERT_TRUE(x.c.result == &x);
+    park_task_release(x.t);
+    park_pool_destroy(a);
+    park_pool_destroy(b);
+}
+
 #define MANY_CONTS 200
 
 TEST(task_many_continuations_each_run_once)
@@ -687,6 +714,87 @@ TEST(task_wait_on_a_worker_returns_when_an_outside_thread_completes)
     ASSERT_TRUE(r == &token);
     park_task_release(t);
     park_task_release(o.inner);
+    park_pool_destroy(pool);
+}
+
+/* A worker waits, with a deadline, for a task nobody completes. */
+static int waits_until_fn(void *arg, void **result)
+{
+    park_task_t *never = arg;
+    park_time_t deadline = park_deadline_in(10 * MS);
+    ASSERT_EQ(park_task_wait_until(never, deadline, NULL), ETIMEDOUT);
+    ASSERT_GE(park_now(), deadline);
+    assert_pending(never);
+    (void)result;
+    return 0;
+}
+
+TEST(task_wait_until_on_a_worker_times_out_not_before_the_deadline)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *never = task_new();
+    park_task_t *t = park_task_run(pool, waits_until_fn, never);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_EQ(park_task_wait(t, NULL), 0);
+    ASSERT_EQ(park_task_cancel(never), 0);
+    park_task_release(never);
+    park_task_release(t);
+    park_pool_destroy(pool);
+}
+
+/* A worker of one pool waits for a task run on another. */
+struct cross {
+    park_pool_t *other;
+    struct job j;
+};
+
+static int waits_on_other_pool_fn(void *arg, void **result)
+{
+    struct cross *x = arg;
+    park_task_t *inner = park_task_run(x->other, job_fn, &x->j);
+    ASSERT_TRUE(inner != NULL);
+    int err = park_task_wait(inner, result);
+    park_task_release(inner);
+    return err;
+}
+
+TEST(task_wait_on_a_worker_for_a_task_of_another_pool)
+{
+    int token;
+    park_pool_t *a = pool_new(1), *b = pool_new(1);
+    struct cross x = {b, {.err = EIO, .result = &token, .set_result = true}};
+    park_task_t *t = park_task_run(a, waits_on_other_pool_fn, &x);
+    ASSERT_TRUE(t != NULL);
+    void *r = NULL;
+    ASSERT_EQ(park_task_wait(t, &r), EIO);
+    ASSERT_TRUE(r == &token);
+    ASSERT_TRUE(x.j.ran_on == b);
+    park_task_release(t);
+    park_pool_destroy(a);
+    park_pool_destroy(b);
+}
+
+/* A worker waits for a delay: only the timer completes it. */
+static int waits_for_delay_fn(void *arg, void **result)
+{
+    park_pool_t *pool = arg;
+    park_time_t start = park_now();
+    park_task_t *d = park_task_delay(pool, 5 * MS);
+    ASSERT_TRUE(d != NULL);
+    ASSERT_EQ(park_task_wait(d, NULL), 0);
+    ASSERT_GE(park_now() - start, 5 * MS);
+    park_task_release(d);
+    (void)result;
+    return 0;
+}
+
+TEST(task_wait_on_a_worker_for_a_delay_of_its_own_pool)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *t = park_task_run(pool, waits_for_delay_fn, pool);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_EQ(park_task_wait(t, NULL), 0);
+    park_task_release(t);
     park_pool_destroy(pool);
 }
 
@@ -1354,6 +1462,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_continuation_never_runs_within_complete_on_a_worker),
     TEST_ENTRY(task_then_on_a_completed_task_runs_the_continuation_later),
     TEST_ENTRY(task_then_on_a_completed_task_from_a_worker_runs_the_continuation_later),
+    TEST_ENTRY(task_continuation_for_another_pool_runs_there_when_completed_on_a_worker),
     TEST_ENTRY(task_many_continuations_each_run_once),
     TEST_ENTRY(task_continuations_before_and_after_completion_run_on_their_own_pools),
     TEST_ENTRY(task_run_runs_fn_on_the_pool_and_delivers_its_error_and_result),
@@ -1365,6 +1474,9 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_wait_on_a_worker_runs_other_work_instead_of_deadlocking),
     TEST_ENTRY(task_wait_on_a_worker_runs_the_submission_that_completes_the_task),
     TEST_ENTRY(task_wait_on_a_worker_returns_when_an_outside_thread_completes),
+    TEST_ENTRY(task_wait_until_on_a_worker_times_out_not_before_the_deadline),
+    TEST_ENTRY(task_wait_on_a_worker_for_a_task_of_another_pool),
+    TEST_ENTRY(task_wait_on_a_worker_for_a_delay_of_its_own_pool),
     TEST_ENTRY(task_wait_until_a_deadline_on_a_pending_task_is_etimedout_not_before_it),
     TEST_ENTRY(task_wait_until_returns_the_error_of_a_task_that_completes_in_time),
     TEST_ENTRY(task_wait_until_etimedout_is_told_apart_by_result),
