@@ -2,8 +2,11 @@
  *
  * State word (park_rwlock_t.state_), bits named in park/rwlock.h:
  *
- *   n   bits 0-28  read holds (READERS); n >= GUARD (2^28) sends readers
+ *   n   bits 0-27  read holds (READERS); n >= GUARD (2^27) sends readers
  *                  to the slow path, which aborts at the mask
+ *   D   bit 28     DRAIN: readers hold the lock while writers wait, and
+ *                  the last of them out hands it over; counts as a hold
+ *                  until that reader's hand-over (see "Readers drain")
  *   RQ  bit 29     readers are queued in lib/wait under the lock's address
  *   WW  bit 30     writers are queued there (blocks new readers)
  *   W   bit 31     write-held
@@ -20,8 +23,11 @@
  *   n           n readers, nobody queued
  *   W           a writer, nobody queued
  *   W|x         a writer; queued writers (x has WW), readers (RQ) or both
- *   n|WW|r      n > 0 readers, writers queued, maybe readers too (r: 0 or
+ *   n|D|WW|r    n > 0 readers, writers queued, maybe readers too (r: 0 or
  *               RQ); new readers queue
+ *   D|x         the last reader is out and on its way to hand the lock
+ *               over (x: WW, RQ or both, or none if the writers left);
+ *               nobody else may take it
  *   WW|r        free, a writer woken to retry is on its way (in flight);
  *               readers keep queueing, a writer may take it under the
  *               bucket lock
@@ -29,14 +35,16 @@
  *               be 0): only between a writer's time-out and its admitting
  *               them (below)
  *
- * Invariant (whenever the bucket lock is free): WW => W, or n > 0, or a
- * writer is in flight. The lock never lies free for readers while a writer
- * waits: a release that frees it wakes a writer and keeps WW set.
+ * Invariants (whenever the bucket lock is free): WW => W, or n > 0, or D,
+ * or a writer is in flight. The lock never lies free for readers while a
+ * writer waits: a release that frees it wakes a writer and keeps WW set.
+ * With n > 0 and no W, D is set exactly when WW is. D and W never meet.
  *
  * Transitions (x: any queue bits):
  *   read_lock      n|r -> n+1|r        CAS, inline (r: 0 or RQ; needs no W,
  *                                      no WW); also in read validate
- *   read_unlock    n|r -> n-1|r        CAS, inline (needs no W, no WW)
+ *   read_unlock    n|x -> n-1|x        fetch_sub, inline; from 1|D|x the
+ *                                      reader then hands over (last read)
  *   write_lock     0 -> W              CAS, inline
  *                  x -> W|x'           CAS in write validate, bucket locked,
  *                                      on a free word (n = 0, no W); x' has
@@ -44,23 +52,43 @@
  *   write_unlock   W -> 0              CAS, inline
  *   downgrade      W -> 1              CAS, inline
  *   queue reader   s -> s|RQ           CAS in read validate (s has W or WW)
- *   queue writer   s -> s|WW           CAS in write validate (s has W or n)
+ *   queue writer   s -> s|WW           CAS in write validate (s has W, or
+ *                  n|x -> n|D|WW|x     n > 0, or D)
  *   leave queue    s -> s & ~RQ        fetch_and in removed, when the last
- *                  s -> s & ~WW        reader (writer) leaves the queue
- *   release, slow  (any of the above   CAS in release_finish, bucket
- *                  releases, or admit) locked: the releaser's hold goes, the
- *                                      grants of release_select come in,
- *                                      RQ and WW follow the counts
+ *                  s -> s & ~WW        reader (writer) leaves the queue; the
+ *                  n|D|x -> n|x'       last writer (CAS) also takes D if n > 0
+ *   release, slow  (write_unlock,      CAS in release_finish, bucket
+ *                  downgrade, last     locked: the releaser's hold goes (the
+ *                  read, or admit)     last reader's D), the grants of
+ *                                      release_select come in, RQ and WW
+ *                                      follow the counts, D is set when
+ *                                      readers stay and writers wait
  *
  * Who changes the word. Inline paths (and the slow paths' retries outside
- * the bucket lock) change it only by a CAS from a value without W and WW
- * (readers), or from exactly 0 / W (writers). So while W or WW is set, only
- * bucket-lock holders change it, and a slow release decides on a word
- * nobody else changes under it. Without W and WW, fast readers may come and
- * go during a slow release, but then the decision (admit every queued
- * reader) does not depend on their number, and no writer can slip in
- * meanwhile: RQ is set, so the word is not 0, and taking W from any other
- * value needs the bucket lock.
+ * the bucket lock) change it only by a CAS from a value without W, WW and
+ * D (readers entering), by a fetch_sub of a read hold (readers leaving), or
+ * by a CAS from exactly 0 / W (writers). So while W, WW or D is set, only
+ * bucket-lock holders change the word, apart from readers leaving, and a
+ * slow release decides on a word nobody else changes under it but for
+ * that. Leaving readers never spoil a decision: with D set the count only
+ * falls, and the reader that takes it to 0 sees D and decides again
+ * itself (below). Without W, WW and D, fast readers may come and go during
+ * a slow release, but then the decision (admit every queued reader) does
+ * not depend on their number, and no writer can slip in meanwhile: RQ is
+ * set, so the word is not 0, and taking W from any other value needs the
+ * bucket lock.
+ *
+ * Readers drain. A read_unlock is one fetch_sub, which cannot look before
+ * it leaves; so when writers wait behind readers, the reader that leaves
+ * last must learn it from the word it left, and must still be allowed to
+ * touch the lock after leaving (it hands it over under the bucket lock).
+ * D does both: it is set (under the bucket lock) whenever readers hold the
+ * lock and writers wait; no reader enters while it is set, so the count
+ * only falls and exactly one reader takes it from 1 to 0 and sees D; and
+ * it counts as a hold, so nobody acquires (or destroys) the lock before
+ * that reader's hand-over CAS clears it. A writer that gives up and leaves
+ * no writer queued takes D away if readers still hold the lock (they need
+ * no hand-over), and leaves it to the reader already on its way if not.
  *
  * Policy, decided in release_select under the bucket lock: with the
  * releaser's hold gone, if a writer holds the lock nobody is granted; if
@@ -82,10 +110,12 @@
  * has waited FAIR_NS is handed the lock instead (release_finish sets W for
  * it), so no writer waits much longer than that for other writers.
  *
- * Destruction safety: the inline releases end with their CAS. The slow
- * releases (read_unlock with WW, write_unlock or downgrade with queue bits)
- * make their hand-over CAS in release_finish, the last thing they do to the
- * lock: park__unpark then touches only its bucket and the waiters.
+ * Destruction safety: the inline releases end with their CAS or fetch_sub.
+ * The slow releases (the last read_unlock out of D, write_unlock or
+ * downgrade with queue bits) make their hand-over CAS in release_finish,
+ * the last thing they do to the lock: park__unpark then touches only its
+ * bucket and the waiters. The last reader out of D touches the lock after
+ * its fetch_sub, but D keeps the lock held until its hand-over CAS.
  *
  * Readers held back by a writer yield before they park. A batch of queued
  * readers is handed its holds while the readers still sleep, and each must
@@ -123,6 +153,7 @@
 
 #define READER PARK__RW_READER
 #define READERS PARK__RW_READERS_MASK
+#define DRAIN PARK__RW_DRAIN
 #define RQ PARK__RW_READERS_QUEUED
 #define WW PARK__RW_WRITER_WAITING
 #define W PARK__RW_WRITER
@@ -132,7 +163,7 @@
 #define SPIN_GAP 16      /* ... at most this many between two looks at the word */
 #define YIELDS 8         /* a reader held back by a writer: yields before parking */
 
-_Static_assert((READERS & (RQ | WW | W)) == 0, "the reader count has its own bits");
+_Static_assert((READERS & (DRAIN | RQ | WW | W)) == 0, "the reader count has its own bits");
 _Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
 
 /* w->want of a queued waiter, and w->grant of a woken one (a reader is
@@ -251,7 +282,7 @@ int park_rwlock_destroy(park_rwlock_t *rw)
 
 /* What a slow release gives up. */
 enum release_op {
-    RELEASE_READ,  /* one read hold */
+    LAST_READ,     /* D: the last read hold, already gone from the word */
     RELEASE_WRITE, /* the write hold */
     DOWNGRADE,     /* the write hold, for a read hold */
     ADMIT,         /* nothing: a timed-out writer lets readers in */
@@ -272,8 +303,8 @@ struct release {
 static uint32_t without_releaser(enum release_op op, uint32_t s)
 {
     switch (op) {
-    case RELEASE_READ:
-        return s - READER;
+    case LAST_READ:
+        return s & ~DRAIN;
     case RELEASE_WRITE:
         return s & ~W;
     case DOWNGRADE:
@@ -281,6 +312,17 @@ static uint32_t without_releaser(enum release_op op, uint32_t s)
     default:
         return s;
     }
+}
+
+/* Bucket locked: D for a word about to be stored (next), given whether D
+ * is set now and stays with the reader on its way (had). With readers in
+ * next, D is set exactly when writers wait and none holds the lock; with
+ * none, a reader on its way keeps its D. */
+static uint32_t drain_bit(uint32_t next, bool had)
+{
+    if (next & READERS)
+        return (next & (W | WW)) == WW ? DRAIN : 0;
+    return had ? DRAIN : 0;
 }
 
 /* Bucket locked: a writer got the lock (handed it, or taking it in write
@@ -297,9 +339,9 @@ static void make_plan(struct release *r)
     /* relaxed: the decision needs no ordering; the hand-over CAS in
      * release_finish orders the grants. */
     uint32_t left = without_releaser(r->op, __atomic_load_n(&rw->state_, __ATOMIC_RELAXED));
-    bool falls_free = (left & (W | READERS)) == 0;
+    bool falls_free = (left & (W | READERS | DRAIN)) == 0;
     r->planned = true;
-    if (left & W)
+    if (left & (W | DRAIN)) /* a writer holds it, or the last reader decides */
         r->plan = GRANT_NOBODY;
     else if (rw->wqueued_ && falls_free &&
              (!rw->rqueued_ || rw->wstreak_ < PARK_RWLOCK_WRITER_STREAK))
@@ -353,8 +395,10 @@ static void release_finish(void *ctx, bool more)
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
     do {
         /* Keeps the readers (fast ones may come and go when neither W nor
-         * WW is set) and an ADMIT's writer; drops the releaser's hold. */
+         * WW is set, and leave at any time) and an ADMIT's writer; drops
+         * the releaser's hold. */
         next = ((without_releaser(r->op, s) & (W | READERS)) + r->readers * READER) | bits;
+        next |= drain_bit(next, r->op != LAST_READ && (s & DRAIN));
         /* The hand-over: release (pairs with the acquire of the next
          * holders: fast lockers read this word, granted waiters are ordered
          * by the bucket unlock and their `woken`); acquire (pairs with the
@@ -381,10 +425,10 @@ struct wait_ctx {
     bool in_flight;     /* a writer woken to retry, still in wqueued_ */
 };
 
-/* One attempt at a read hold on a word without W and WW. */
+/* One attempt at a read hold on a word without W, WW and D. */
 static bool try_read(park_rwlock_t *rw, uint32_t *s)
 {
-    while (!(*s & (W | WW))) {
+    while (!(*s & (W | WW | DRAIN))) {
         if ((*s & READERS) == READERS)
             too_many_readers(rw);
         /* n|r -> n+1|r; acquire: pairs with the release of the last write
@@ -499,21 +543,23 @@ bool park__rwlock_read_trylock_slow(park_rwlock_t *rw)
 
 void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
 {
-    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
 #ifdef PARK_DEBUG
-    if ((s & W) || !(s & READERS))
+    uint32_t held = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    if ((held & W) || !(held & READERS))
         misuse("park_rwlock_read_unlock", rw, "the lock is not read-locked");
 #endif
     track_remove(rw);
-    while (!(s & WW)) {
-        /* n|r -> n-1|r, nobody to hand over to. release: pairs with the
-         * acquire of the next write lock. */
-        if (__atomic_compare_exchange_n(&rw->state_, &s, s - READER, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED))
-            return;
-    }
-    /* A writer waits: the word only changes under the bucket lock now. */
-    release_slow(rw, RELEASE_READ);
+    /* n|x -> n-1|x, as the inline path. release: pairs with the acquire of
+     * the next write lock. */
+    uint32_t s = __atomic_fetch_sub(&rw->state_, READER, __ATOMIC_RELEASE);
+    if ((s & (DRAIN | READERS)) == (DRAIN | READER))
+        release_slow(rw, LAST_READ);
+}
+
+void park__rwlock_read_unlock_last(park_rwlock_t *rw)
+{
+    /* Out of D|x: nobody takes the lock before our hand-over CAS. */
+    release_slow(rw, LAST_READ);
 }
 
 /* ---- writers --------------------------------------------------------------- */
@@ -537,7 +583,7 @@ static bool write_validate(void *ctx)
     }
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
-        if (!(s & (W | READERS))) {
+        if (!(s & (W | READERS | DRAIN))) {
             /* x -> W|x': free, though readers may be queued (behind us, or
              * in the admit gap) and writers counted (queued, or in flight
              * and beaten to it). acquire: pairs with the release of the
@@ -551,9 +597,11 @@ static bool write_validate(void *ctx)
             }
             continue;
         }
-        /* s -> s|WW; relaxed: as in read_validate. */
-        if ((s & WW) || __atomic_compare_exchange_n(&rw->state_, &s, s | WW, true, __ATOMIC_RELAXED,
-                                                    __ATOMIC_RELAXED)) {
+        /* s -> s|WW, with D if readers hold it (drain_bit; WW set already
+         * implies it); relaxed: as in read_validate. */
+        if ((s & WW) ||
+            __atomic_compare_exchange_n(&rw->state_, &s, s | WW | drain_bit(s | WW, s & DRAIN),
+                                        true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
             rw->wqueued_++;
             return true;
         }
@@ -567,8 +615,13 @@ static void write_removed(void *ctx, bool more)
     (void)more;
     if (--rw->wqueued_ != 0)
         return;
-    /* s -> s & ~WW; relaxed: as in read_validate. */
-    uint32_t s = __atomic_fetch_and(&rw->state_, ~WW, __ATOMIC_RELAXED);
+    /* s -> s & ~WW, and D goes unless a reader is on its way with it
+     * (drain_bit); relaxed: as in read_validate. */
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
+    do
+        next = (s & ~(WW | DRAIN)) | drain_bit(s & ~WW, s & DRAIN);
+    while (!__atomic_compare_exchange_n(&rw->state_, &s, next, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
     /* Readers queued behind us and no writer in the lock: they may enter,
      * but granting them is park__unpark's job, which we may not call here. */
     c->admit = rw->rqueued_ != 0 && !(s & W);

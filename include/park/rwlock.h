@@ -31,11 +31,12 @@
  * builds of the library detect this case and abort with a message: see
  * park_rwlock_read_lock for exactly what is detected.
  *
- * Uncontended read_lock and read_unlock are one compare-and-swap each,
- * inlined, and so are write_lock, write_trylock, write_unlock and
- * downgrade. A contended writer spins briefly while nobody is queued, a
- * reader held back by a writer yields the CPU a few times, then both park
- * in park's shared wait queue (no CPU while parked, no allocation).
+ * Uncontended read_lock is one compare-and-swap and read_unlock one
+ * fetch-and-subtract, inlined; write_lock, write_trylock, write_unlock and
+ * downgrade are one compare-and-swap each, inlined. A contended writer
+ * spins briefly while nobody is queued, a reader held back by a writer
+ * yields the CPU a few times, then both park in park's shared wait queue
+ * (no CPU while parked, no allocation).
  *
  * Destruction safety: after the atomic operation that releases its hold
  * (and, where one waits, hands the lock to the next holder), an unlock
@@ -81,18 +82,21 @@ typedef struct park_rwlock {
 
 /* Private: the state word (lib/rwlock.c documents the machine). */
 #define PARK__RW_READER 1u                  /* one read hold (count unit) */
-#define PARK__RW_READERS_MASK 0x1fffffffu   /* bits 0-28: read holds */
-#define PARK__RW_READERS_GUARD 0x10000000u  /* bit 28: this many go slow */
+#define PARK__RW_READERS_MASK 0x0fffffffu   /* bits 0-27: read holds */
+#define PARK__RW_READERS_GUARD 0x08000000u  /* bit 27: this many go slow */
+#define PARK__RW_DRAIN 0x10000000u          /* the last reader out hands over */
 #define PARK__RW_READERS_QUEUED 0x20000000u /* readers queued in lib/wait */
 #define PARK__RW_WRITER_WAITING 0x40000000u /* writers queued in lib/wait */
 #define PARK__RW_WRITER 0x80000000u         /* write-held */
 /* A reader may not take the lock inline while any of these is set. */
-#define PARK__RW_NO_FAST_READ (PARK__RW_WRITER | PARK__RW_WRITER_WAITING | PARK__RW_READERS_GUARD)
+#define PARK__RW_NO_FAST_READ                                                                      \
+    (PARK__RW_WRITER | PARK__RW_WRITER_WAITING | PARK__RW_DRAIN | PARK__RW_READERS_GUARD)
 
 /* Private: out-of-line slow paths of the inline functions below. */
 PARK_API void park__rwlock_read_lock_slow(park_rwlock_t *rw);
 PARK_API bool park__rwlock_read_trylock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_read_unlock_slow(park_rwlock_t *rw);
+PARK_API void park__rwlock_read_unlock_last(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_lock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_unlock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_downgrade_slow(park_rwlock_t *rw);
@@ -166,22 +170,22 @@ PARK_API int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline
 
 /* Releases a read hold (the caller's or any other thread's). Release
  * ordering. Does not block; the last reader out hands the lock to a waiting
- * writer (or to the readers, see the policy). After its releasing
- * operation it no longer touches *rw. Releasing a lock that is not
+ * writer (or to the readers, see the policy), and the lock stays held
+ * until it has. After its releasing operation (for that reader, the
+ * hand-over) it no longer touches *rw. Releasing a lock that is not
  * read-held is undefined; PARK_DEBUG builds abort with a message. */
 static inline void park_rwlock_read_unlock(park_rwlock_t *rw)
 {
-    /* The first try guesses "the only reader, nobody waiting". */
-    uint32_t s = PARK__RW_READER;
     if (PARK__LIKELY(!park__rwlock_tracked)) {
-        do {
-            /* release: pairs with the acquire of the next write lock. */
-            if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, s - PARK__RW_READER,
-                                                         false, __ATOMIC_RELEASE,
-                                                         __ATOMIC_RELAXED)))
-                return;
-        } while (!(s & (PARK__RW_WRITER | PARK__RW_WRITER_WAITING)) &&
-                 (s & PARK__RW_READERS_MASK) != 0);
+        /* release: pairs with the acquire of the next write lock (its CAS
+         * reads this word, or a later value of it). */
+        uint32_t s = __atomic_fetch_sub(&rw->state_, PARK__RW_READER, __ATOMIC_RELEASE);
+        /* The last reader out of a draining lock (writers wait) hands it
+         * over; DRAIN keeps the word held meanwhile, so nobody else can. */
+        if (PARK__UNLIKELY((s & (PARK__RW_DRAIN | PARK__RW_READERS_MASK)) ==
+                           (PARK__RW_DRAIN | PARK__RW_READER)))
+            park__rwlock_read_unlock_last(rw);
+        return;
     }
     park__rwlock_read_unlock_slow(rw);
 }
