@@ -62,9 +62,9 @@
  * set while anyone is queued) and so carries S too. So the membarrier (a few
  * microseconds) is paid when a mutex goes from uncontended to contended, not
  * on every sleep: a mutex passed back and forth between sleeping threads,
- * or contended every few rounds, pays none. (tests/model/mutex.pml checks this protocol, with x86-TSO store
- * buffers, and rejects variants without the membarrier or the hint.)
- * Without membarrier the unlock is a CAS, which never erases P.
+ * or contended every few rounds, pays none. (tests/model/mutex.pml checks this protocol, with
+ * x86-TSO store buffers, and rejects variants without the membarrier or the hint.) Without
+ * membarrier the unlock is a CAS, which never erases P.
  *
  * A waiter that is woken without a hand-off and loses the race to a barger
  * re-queues at the front, keeping its original start time, so the next
@@ -76,6 +76,7 @@
 
 #include <park/mutex.h>
 
+#include "async.h"
 #include "os/os.h"
 #include "os/probe.h"
 #include "wait/wait.h"
@@ -175,13 +176,13 @@ static bool park_before_sleep(void *ctx)
     return (__atomic_load_n(&c->m->state_, __ATOMIC_RELAXED) & P) != 0;
 }
 
-static const park__wait_ops_t park_ops = { park_validate, park_removed, park_before_sleep };
+static const park__wait_ops_t park_ops = {park_validate, park_removed, park_before_sleep};
 
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
     park__waiter_init(&w, 0);
-    struct lock_ctx c = { m, false };
+    struct lock_ctx c = {m, false};
     unsigned flags = 0;
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
 
@@ -235,7 +236,8 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
     struct unlock_ctx *u = ctx;
     if (u->now == 0)
         u->now = park_now();
-    u->granted = u->now - w->since >= FAIR_NS ? GRANT_HANDOFF : GRANT_RETRY;
+    /* An asynchronous waiter cannot retry: it is always handed the lock. */
+    u->granted = u->now - w->since >= FAIR_NS || w->notify ? GRANT_HANDOFF : GRANT_RETRY;
     w->grant = (uintptr_t)u->granted;
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
@@ -274,13 +276,35 @@ void park__mutex_unlock_slow(park_mutex_t *m)
         abort();
     }
 #endif
-    struct unlock_ctx u = { m, 0, -1 };
+    struct unlock_ctx u = {m, 0, -1};
     park__unpark(m, unlock_select, unlock_finish, &u);
 }
 
 static unsigned hinted_select(void *ctx, park__waiter_t *w)
 {
     (void)ctx;
+    if (w->notify) {
+        /* An asynchronous waiter cannot retry, so take the lock for it if
+         * it is free, or keep it queued with P set so that the holder's
+         * unlock comes here or to unlock_select again. Its being queued
+         * means the mutex is alive (destroying a mutex with waiters is
+         * undefined), so this may touch it. */
+        park_mutex_t *m = (park_mutex_t *)w->key;
+        uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+        for (;;) {
+            /* free -> L|S|P|c: handed over (S: its unlock is slow); else
+             * held -> held|P. relaxed: the bucket lock and the waiter's
+             * notify order the hand-over, as for unlock_finish's store. */
+            uint32_t next = s & L ? s | P : L | S | P | CREDITS;
+            if (__atomic_compare_exchange_n(&m->state_, &s, next, true, __ATOMIC_ACQUIRE,
+                                            __ATOMIC_RELAXED))
+                break;
+        }
+        if (s & L)
+            return PARK__SELECT_STOP; /* stays queued; the holder will unlock slowly */
+        w->grant = GRANT_HANDOFF;
+        return PARK__SELECT_GRANT | PARK__SELECT_STOP;
+    }
     w->grant = GRANT_RETRY;
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
@@ -292,4 +316,41 @@ void park__mutex_unlock_hinted(const void *m)
 {
     PARK__PROBE1(hinted, m);
     park__unpark(m, hinted_select, NULL, NULL);
+}
+
+/* ---- asynchronous acquisition (lib/async.h) ---------------------------- */
+
+static void async_give_back(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    park_mutex_unlock(((struct lock_ctx *)ctx)->m);
+}
+
+static const park__acq_ops_t async_ops = {
+    .wait = &park_ops, /* ctx: the struct lock_ctx inside the task */
+    .give_back = async_give_back,
+};
+
+_Static_assert(sizeof(struct lock_ctx) <= PARK__ACQ_CTX_SIZE, "lock_ctx fits an acquisition");
+
+park_task_t *park_mutex_lock_async(park_mutex_t *m, park_pool_t *pool)
+{
+    for (park_task_t *t = NULL;;) {
+        if (park_mutex_trylock(m)) {
+            if (t)
+                park__acq_discard(t);
+            return park__task_ready();
+        }
+        if (!t) {
+            t = park__acq_new(pool, &async_ops, m, 0);
+            if (!t)
+                return NULL;
+            ((struct lock_ctx *)park__acq_ctx(t))->m = m;
+        }
+        /* Queued: a grant always hands the lock over (unlock_select,
+         * hinted_select). Otherwise it fell free before we were queued, or
+         * the fence of park_before_sleep saw it unlocked: try again. */
+        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
+            return t;
+    }
 }

@@ -30,7 +30,9 @@
 
 #include <park/sem.h>
 
+#include "async.h"
 #include "os/os.h"
+#include "pool/pool.h"
 #include "wait/wait.h"
 
 #define W PARK__SEM_WAITERS
@@ -82,7 +84,7 @@ static void park_removed(void *ctx, bool more)
         __atomic_store_n(&s->state_, 0, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t park_ops = { park_validate, park_removed, NULL };
+static const park__wait_ops_t park_ops = {park_validate, park_removed, NULL};
 
 int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
 {
@@ -121,7 +123,7 @@ int park_sem_acquire_until(park_sem_t *s, park_time_t deadline)
 
 struct release_ctx {
     park_sem_t *s;
-    uint32_t n;    /* permits still to hand out */
+    uint32_t n; /* permits still to hand out */
     int result;
 };
 
@@ -178,7 +180,67 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
     }
     if (n > max)
         return EOVERFLOW; /* the count is 0 while waiters queue */
-    struct release_ctx r = { s, n, 0 };
+    struct release_ctx r = {s, n, 0};
     park__unpark(s, release_select, release_finish, &r);
     return r.result;
+}
+
+/* ---- asynchronous acquisition (lib/async.h) ---------------------------- */
+
+/* A granted task owns one permit; one nobody holds any more gives it back. */
+static void async_give_back(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    park_sem_release(*(park_sem_t **)ctx, 1);
+}
+
+static bool async_validate(void *ctx)
+{
+    return park_validate(*(park_sem_t **)ctx);
+}
+
+static void async_removed(void *ctx, bool more)
+{
+    park_removed(*(park_sem_t **)ctx, more);
+}
+
+static const park__wait_ops_t async_wait_ops = {async_validate, async_removed, NULL};
+static const park__acq_ops_t async_ops = {
+    .wait = &async_wait_ops,
+    .give_back = async_give_back,
+};
+
+park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool, park_time_t deadline)
+{
+    for (park_task_t *t = NULL;;) {
+        if (park_sem_try_acquire(s)) {
+            if (t)
+                park__acq_discard(t);
+            return park__task_ready();
+        }
+        if (deadline != PARK_FOREVER && park_now() >= deadline) {
+            if (t)
+                park__acq_discard(t);
+            t = park_task_new();
+            if (t)
+                park_task_complete(t, ETIMEDOUT, NULL);
+            return t;
+        }
+        if (!t) {
+            t = park__acq_new(pool, &async_ops, s, 1);
+            if (!t)
+                return NULL;
+            *(park_sem_t **)park__acq_ctx(t) = s;
+        }
+        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED) {
+            park__acq_deadline(t, deadline);
+            return t;
+        }
+        /* A permit fell free before we were queued: try again. */
+    }
+}
+
+park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool)
+{
+    return park_sem_acquire_async_until(s, pool, PARK_FOREVER);
 }

@@ -24,11 +24,15 @@
  * is internal: the steps of when_all / when_any (combine). */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "async.h"
 #include "pool/pool.h"
 
 #define PERMANENT UINT32_MAX /* refs of a shared, never freed task */
+#define HOLD 0x80000000u     /* in refs: a queue holds the acquisition */
 
 typedef struct cont cont_t;
 
@@ -45,7 +49,17 @@ struct park_task {
     /* when_all / when_any */
     _Atomic size_t remaining;
     _Atomic int first_err;
+    /* Acquisitions (lib/async.h); acq is NULL for other tasks. */
+    const park__acq_ops_t *acq;
+    const void *acq_key;
+    _Atomic uint32_t acq_state;
+    _Atomic bool observed; /* someone looked at the outcome */
+    park__waiter_t waiter;
+    _Alignas(8) unsigned char acq_ctx[PARK__ACQ_CTX_SIZE];
 };
+
+/* acq_state: who decided the fate of a queued acquisition. */
+enum { ACQ_QUEUED, ACQ_GRANTED, ACQ_CANCELLED, ACQ_ABANDONED };
 
 struct cont {
     cont_t *next;
@@ -62,7 +76,7 @@ static cont_t closed_sentinel;
 
 /* ---- the per-thread cache of blocks (tasks and continuation nodes) ---- */
 
-#define BLOCK 128
+#define BLOCK 256
 #define CACHE_MAX 512
 
 _Static_assert(sizeof(park_task_t) <= BLOCK, "a task fits a block");
@@ -146,6 +160,7 @@ static park_task_t *task_alloc(park_pool_t *pool, uint32_t refs)
     t->arg = NULL;
     atomic_init(&t->remaining, 0);
     atomic_init(&t->first_err, 0);
+    t->acq = NULL;
     return t;
 }
 
@@ -162,12 +177,28 @@ park_task_t *park_task_retain(park_task_t *t)
     return t;
 }
 
+static void acq_abandon(park_task_t *t);
+
 void park_task_release(park_task_t *t)
 {
-    if (atomic_load_explicit(&t->refs, memory_order_relaxed) == PERMANENT)
+    uint32_t v = atomic_load_explicit(&t->refs, memory_order_relaxed);
+    if (v == PERMANENT)
         return;
+    /* The last reference to an acquisition whose outcome nobody has seen:
+     * cancel it, or hand back what it was granted, still holding ours
+     * (nobody else can drop one now). */
+    if ((v & ~HOLD) == 1 && t->acq && !atomic_load_explicit(&t->observed, memory_order_relaxed))
+        acq_abandon(t);
     /* acq_rel: the last release sees every other holder's writes. */
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
+        block_free(t);
+}
+
+/* Drops the queue's hold on an acquisition (lib/async.h). */
+static void drop_hold(park_task_t *t)
+{
+    /* acq_rel: as in park_task_release. */
+    if (atomic_fetch_and_explicit(&t->refs, ~HOLD, memory_order_acq_rel) == HOLD)
         block_free(t);
 }
 
@@ -189,7 +220,11 @@ static void schedule(cont_t *c)
 
 int park__task_complete(park_task_t *t, int err, void *result)
 {
-    /* acquire: pairs with nothing but keeps the writes below after the win. */
+    /* A plain look first: completing a completed task writes nothing (the
+     * shared ready task is never written). relaxed: decided again below. */
+    if (atomic_load_explicit(&t->claimed, memory_order_relaxed))
+        return EALREADY;
+    /* acquire: keeps the writes below after the win. */
     if (atomic_exchange_explicit(&t->claimed, 1, memory_order_acquire))
         return EALREADY;
     t->err = err;
@@ -221,14 +256,34 @@ int park_task_complete(park_task_t *t, int err, void *result)
     return park__task_complete(t, err, result);
 }
 
+static int acq_cancel(park_task_t *t, int err);
+
+int park__task_cancel(park_task_t *t, int err)
+{
+    if (t->acq)
+        return acq_cancel(t, err);
+    return park__task_complete(t, err, NULL);
+}
+
 int park_task_cancel(park_task_t *t)
 {
-    return park__task_complete(t, ECANCELED, NULL);
+    return park__task_cancel(t, ECANCELED);
+}
+
+/* An acquisition whose outcome was seen is the holder's to release. */
+static void observe(const park_task_t *t)
+{
+    if (t->acq)
+        /* relaxed: read by the same holder's last release. */
+        atomic_store_explicit(&((park_task_t *)t)->observed, true, memory_order_relaxed);
 }
 
 bool park_task_done(const park_task_t *t)
 {
-    return park__latch_is_set((park__latch_t *)&t->done);
+    if (!park__latch_is_set((park__latch_t *)&t->done))
+        return false;
+    observe(t);
+    return true;
 }
 
 int park_task_result(const park_task_t *t, void **result)
@@ -306,6 +361,7 @@ int park_task_then(park_task_t *t, park_pool_t *pool, void (*fn)(park_task_t *do
     cont_t *c = cont_new(t, pool, run_user);
     if (!c)
         return ENOMEM;
+    observe(t); /* the continuation will */
     c->fn = fn;
     c->arg = arg;
     attach(t, c);
@@ -454,4 +510,131 @@ park_task_t *park_task_when_all(park_pool_t *pool, park_task_t *const *ts, size_
 park_task_t *park_task_when_any(park_pool_t *pool, park_task_t *const *ts, size_t n)
 {
     return combine(pool, ts, n, when_any_step, EINVAL);
+}
+
+/* ---- acquisitions (lib/async.h) ------------------------------------------ */
+
+static park_task_t ready = {
+    .refs = PERMANENT,
+    .claimed = 1,
+    .conts = CLOSED,
+    .done = {PARK__LATCH_SET},
+};
+
+park_task_t *park__task_ready(void)
+{
+    return &ready;
+}
+
+static park_task_t *task_of_waiter(park__waiter_t *w)
+{
+    return (park_task_t *)((char *)w - offsetof(park_task_t, waiter));
+}
+
+/* The waiter's notify: the grant was made (bucket lock released). */
+static void acq_notify(park__waiter_t *w)
+{
+    park_task_t *t = task_of_waiter(w);
+    const park__acq_ops_t *ops = t->acq;
+    /* acq_rel: pairs with the exchange in acq_abandon. */
+    if (atomic_exchange_explicit(&t->acq_state, ACQ_GRANTED, memory_order_acq_rel) ==
+        ACQ_ABANDONED) {
+        ops->give_back(t->acq_ctx, w);
+    } else {
+        void *result = ops->granted ? ops->granted(t->acq_ctx, w) : NULL;
+        park__task_complete(t, 0, result);
+    }
+    drop_hold(t);
+}
+
+park_task_t *park__acq_new(park_pool_t *pool, const park__acq_ops_t *ops, const void *key,
+                           uintptr_t want)
+{
+    park_task_t *t = task_alloc(pool, 1);
+    if (!t)
+        return NULL;
+    t->acq = ops;
+    t->acq_key = key;
+    atomic_init(&t->acq_state, ACQ_QUEUED);
+    atomic_init(&t->observed, false);
+    park__waiter_init(&t->waiter, want);
+    t->waiter.notify = acq_notify;
+    memset(t->acq_ctx, 0, sizeof t->acq_ctx);
+    return t;
+}
+
+void *park__acq_ctx(park_task_t *t)
+{
+    return t->acq_ctx;
+}
+
+park__waiter_t *park__acq_waiter(park_task_t *t)
+{
+    return &t->waiter;
+}
+
+int park__acq_enqueue(park_task_t *t, unsigned flags)
+{
+    /* The queue's hold, taken before the waiter can be granted. relaxed:
+     * the bucket lock publishes it with the waiter. */
+    atomic_fetch_or_explicit(&t->refs, HOLD, memory_order_relaxed);
+    t->waiter.since = park_now();
+    int r = park__wait_enqueue(t->acq_key, &t->waiter, flags, t->acq->wait, t->acq_ctx);
+    if (r != PARK__WAIT_QUEUED)
+        atomic_fetch_and_explicit(&t->refs, ~HOLD, memory_order_relaxed);
+    return r;
+}
+
+void park__acq_discard(park_task_t *t)
+{
+    block_free(t);
+}
+
+void park__acq_deadline(park_task_t *t, park_time_t deadline)
+{
+    if (deadline != PARK_FOREVER && t->pool &&
+        park__timer_arm(t->pool, t, deadline, PARK__TIMER_DEADLINE) != 0)
+        /* No timer (the pool is closing, or no memory): give up now rather
+         * than wait past the deadline. */
+        acq_cancel(t, ETIMEDOUT);
+}
+
+/* Takes the waiter out of the queue: true if it was still queued. */
+static bool acq_remove(park_task_t *t)
+{
+    const park__acq_ops_t *ops = t->acq;
+    if (!park__wait_cancel(t->acq_key, &t->waiter, ops->wait->removed, t->acq_ctx))
+        return false;
+    if (ops->after_removed)
+        ops->after_removed(t->acq_ctx);
+    /* relaxed: only read back by acq_abandon's fast check. */
+    atomic_store_explicit(&t->acq_state, ACQ_CANCELLED, memory_order_relaxed);
+    return true;
+}
+
+static int acq_cancel(park_task_t *t, int err)
+{
+    if (!acq_remove(t))
+        return EALREADY; /* granted first (or done): the grant stands */
+    park__task_complete(t, err, NULL);
+    drop_hold(t);
+    return 0;
+}
+
+/* The caller holds the last reference but the queue's, and nobody has
+ * seen the outcome: nobody ever will. */
+static void acq_abandon(park_task_t *t)
+{
+    if (acq_remove(t)) {
+        park__task_complete(t, ECANCELED, NULL);
+        drop_hold(t); /* the caller's reference keeps t */
+        return;
+    }
+    /* The grant came first. acq_rel: pairs with the exchange in
+     * acq_notify: whichever comes second hands the permit back. */
+    if (atomic_exchange_explicit(&t->acq_state, ACQ_ABANDONED, memory_order_acq_rel) == ACQ_GRANTED)
+        /* acq_notify came first and completes t, but its completion can no
+         * longer be seen by anyone: the permit goes back. (Otherwise
+         * acq_notify sees ABANDONED and gives it back itself.) */
+        t->acq->give_back(t->acq_ctx, &t->waiter);
 }

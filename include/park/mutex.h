@@ -26,6 +26,7 @@
 #define PARK_MUTEX_H
 
 #include <park/common.h>
+#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -35,7 +36,10 @@ typedef struct park_mutex {
 } park_mutex_t;
 
 /* Static initialiser: an unlocked mutex. Same as zeroed memory. */
-#define PARK_MUTEX_INIT { 0 }
+#define PARK_MUTEX_INIT                                                                            \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 /* Private: the state word's bits (lib/mutex.c documents the machine). */
 #define PARK__MUTEX_LOCKED 1u
@@ -44,8 +48,8 @@ typedef struct park_mutex {
 #define PARK__MUTEX_CREDIT 8u   /* unit of the "recently contended" count */
 #define PARK__MUTEX_CREDITS 24u /* its field: 0 to 3 credits, only with P */
 /* Private: what a lock taken from a free state s adds to it. */
-#define PARK__MUTEX_TAKE(s) \
-    (PARK__MUTEX_LOCKED | ((s) & PARK__MUTEX_PARKED ? PARK__MUTEX_SLOW_UNLOCK : 0u))
+#define PARK__MUTEX_TAKE(s)                                                                        \
+    (PARK__MUTEX_LOCKED | ((s)&PARK__MUTEX_PARKED ? PARK__MUTEX_SLOW_UNLOCK : 0u))
 
 /* Private: out-of-line slow paths of the inline functions below. */
 PARK_API void park__mutex_lock_slow(park_mutex_t *m);
@@ -126,6 +130,19 @@ static inline void park_mutex_unlock(park_mutex_t *m)
     }
     park__mutex_unlock_slow(m);
 }
+
+/* Locks asynchronously: a task that completes (error 0) once the mutex is
+ * the task's, so the lock is held by whoever holds the task, and released
+ * with park_mutex_unlock from any thread. The task waits in the same queue
+ * as blocking lockers and is always handed the lock directly when an
+ * unlock picks it. Uncontended, the lock is taken at once and the result
+ * is a shared, already completed task (no allocation, no shared write).
+ * park_task_cancel on a pending task: 0 (it left the queue without the
+ * lock) or EALREADY (the lock was handed over first: the task holds it).
+ * Releasing the last reference to a pending task cancels it (a lock
+ * handed over meanwhile is unlocked). Continuations run on `pool`. NULL
+ * only on ENOMEM. Never blocks. Acquire ordering, as park_mutex_lock. */
+PARK_API park_task_t *park_mutex_lock_async(park_mutex_t *m, park_pool_t *pool);
 
 PARK_END_DECLS
 

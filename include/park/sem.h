@@ -18,6 +18,7 @@
 #define PARK_SEM_H
 
 #include <park/common.h>
+#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -32,7 +33,10 @@ typedef struct park_sem {
 
 /* Static initialiser: `initial` free permits, at most `max` (constants with
  * 0 < max <= PARK_SEM_VALUE_MAX and initial <= max; not checked). */
-#define PARK_SEM_INIT(initial, max) { (uint32_t)(initial), (uint32_t)(max) }
+#define PARK_SEM_INIT(initial, max)                                                                \
+    {                                                                                              \
+        (uint32_t)(initial), (uint32_t)(max)                                                       \
+    }
 
 /* Private: the state word holds the free permits and a "queue not empty"
  * bit; lib/sem.c documents the machine. */
@@ -102,6 +106,29 @@ static inline int park_sem_release(park_sem_t *s, uint32_t n)
 /* The number of free permits right now (0 while anyone is queued). A
  * snapshot for monitoring; relaxed ordering. */
 PARK_API uint32_t park_sem_count(const park_sem_t *s);
+
+/* Acquires a permit asynchronously: a task that completes with error 0 on
+ * `pool`'s terms once a permit is its own (it then owns the permit, and
+ * whoever holds the task releases it with park_sem_release). The task
+ * waits in the same FIFO queue as blocking acquirers. Uncontended, the
+ * permit is taken at once and the result is a shared, already completed
+ * task (no allocation, no shared write; retain/release are free). Cancel
+ * a pending acquisition with park_task_cancel (0: it left the queue and
+ * took nothing; EALREADY: the grant came first and the permit is the
+ * task's), or by releasing the last reference to it (a permit granted
+ * meanwhile goes back to the semaphore). Continuations run on `pool`,
+ * never on the releasing thread. NULL only on ENOMEM. Never blocks.
+ * Memory ordering as park_sem_acquire. */
+PARK_API park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool);
+
+/* As park_sem_acquire_async, giving up at the absolute deadline: the task
+ * completes with ETIMEDOUT (and took nothing) if no permit was granted by
+ * then. A free permit is taken even when the deadline has passed; a
+ * passed deadline otherwise gives a task completed with ETIMEDOUT. A pool
+ * that is shutting down cannot time the wait: its task completes with
+ * ETIMEDOUT at once. */
+PARK_API park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool,
+                                                   park_time_t deadline);
 
 PARK_END_DECLS
 

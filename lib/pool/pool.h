@@ -108,7 +108,9 @@ int park__timer_arm(park_pool_t *pool, park_task_t *t, park_time_t when, park__t
 /* Completes every armed timer with ECANCELED and stops the timer thread. */
 void park__timer_shutdown(park_pool_t *pool);
 
-/* task.c: completion by the timer. */
+/* task.c: completion, and cancellation with a chosen error (an
+ * acquisition leaves its queue first: lib/async.h). */
 int park__task_complete(park_task_t *t, int err, void *result);
+int park__task_cancel(park_task_t *t, int err);
 
 #endif /* PARK_LIB_POOL_POOL_H */

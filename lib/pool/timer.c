@@ -70,9 +70,10 @@ static entry_t heap_pop(struct park__timer *tm)
 
 static void fire(entry_t e, int err)
 {
-    if (!err)
-        err = e.kind == PARK__TIMER_DELAY ? 0 : ETIMEDOUT;
-    park__task_complete(e.task, err, NULL);
+    if (e.kind == PARK__TIMER_DELAY)
+        park__task_complete(e.task, err, NULL);
+    else /* a deadline cancels (an acquisition leaves its queue) */
+        park__task_cancel(e.task, err ? err : ETIMEDOUT);
     park_task_release(e.task);
 }
 

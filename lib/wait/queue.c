@@ -52,8 +52,7 @@ static bucket_t *bucket_of(const void *key)
 static void hint_add(const void *key, int32_t d)
 {
     uint32_t *slot = park__hint_of(key);
-    __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + (uint32_t)d,
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + (uint32_t)d, __ATOMIC_RELAXED);
 }
 
 static void bucket_lock(bucket_t *b)
@@ -155,8 +154,7 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
         park__os_pause();
     }
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))
-        return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN
-                                                                       : SLEEP_ABORTED;
+        return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN : SLEEP_ABORTED;
     for (;;) {
         /* acquire: as above. */
         if (atomic_load_explicit(&w->woken, memory_order_acquire))
@@ -167,7 +165,7 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
         park__futex_wait((uint32_t *)&w->woken, 0, deadline);
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN
-                                                                           : SLEEP_TIMEDOUT;
+                                                                         : SLEEP_TIMEDOUT;
     }
 }
 
@@ -199,6 +197,28 @@ int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__w
      * `woken` store is at most one bucket unlock away. */
     thread_sleep(w, PARK_FOREVER, NULL, NULL);
     return PARK__WAIT_GRANTED;
+}
+
+int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
+                       const park__wait_ops_t *ops, void *ctx)
+{
+    bucket_t *b = bucket_of(key);
+    bucket_lock(b);
+    if (!ops->validate(ctx)) {
+        bucket_unlock(b);
+        return PARK__WAIT_INVALID;
+    }
+    w->key = key;
+    w->queued = true;
+    if (flags & PARK__WAIT_FRONT)
+        link_front(b, w);
+    else
+        link_back(b, w);
+    bucket_unlock(b);
+    if (ops->before_sleep && !ops->before_sleep(ctx) &&
+        park__wait_cancel(key, w, ops->removed, ctx))
+        return PARK__WAIT_ABORTED;
+    return PARK__WAIT_QUEUED;
 }
 
 /* Wakes a chain of dequeued waiters (linked through `next`). The waiter's

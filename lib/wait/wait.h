@@ -51,8 +51,8 @@ struct park__waiter {
     const void *key;
     bool queued;
     /* Set by the waiting party before it waits; read by select callbacks. */
-    uintptr_t want;        /* what it asks for, primitive-defined */
-    park_time_t since;     /* when its acquisition began (fairness) */
+    uintptr_t want;    /* what it asks for, primitive-defined */
+    park_time_t since; /* when its acquisition began (fairness) */
     /* Written by the waker under the bucket lock before it dequeues the
      * waiter; read by the waiter once it has seen `woken`. */
     uintptr_t grant;
@@ -72,6 +72,7 @@ enum {
     PARK__WAIT_GRANTED,  /* a waker dequeued w; w->grant says what it got */
     PARK__WAIT_TIMEDOUT, /* the deadline passed; w left the queue ungranted */
     PARK__WAIT_ABORTED,  /* before_sleep said no; w left the queue ungranted */
+    PARK__WAIT_QUEUED,   /* park__wait_enqueue: w is queued (or granted) */
 };
 
 /* park__wait flags. */
@@ -98,6 +99,17 @@ typedef struct park__wait_ops {
  * with the waker's release store to `woken`. */
 int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
                void *ctx, park_time_t deadline);
+
+/* For an asynchronous waiter (w->notify set): enqueues w on key if
+ * ops->validate(ctx) agrees, and returns at once. Then, if
+ * ops->before_sleep is set and says no, takes w out again (`removed` runs
+ * as for a timeout). Returns PARK__WAIT_INVALID (not enqueued),
+ * PARK__WAIT_ABORTED (enqueued and taken out again: no grant) or
+ * PARK__WAIT_QUEUED (w stays queued, or was granted already: notify(w)
+ * runs exactly once, possibly before this returns, on the granting
+ * thread). Allocates nothing. */
+int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
+                       const park__wait_ops_t *ops, void *ctx);
 
 /* select's verdict on one waiter (bits). */
 #define PARK__SELECT_SKIP 0u  /* leave it queued, look at the next */
