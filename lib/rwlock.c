@@ -148,6 +148,7 @@
 
 #include <park/rwlock.h>
 
+#include "async.h"
 #include "os/os.h"
 #include "wait/wait.h"
 
@@ -361,7 +362,8 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
     case GRANT_WRITER:
         if (w->want != WANT_WRITE)
             return PARK__SELECT_SKIP;
-        r->handoff = park_now() - w->since >= FAIR_NS;
+        /* An asynchronous writer cannot retry: it is always handed it. */
+        r->handoff = w->notify || park_now() - w->since >= FAIR_NS;
         w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     case GRANT_READERS:
@@ -717,4 +719,82 @@ void park__rwlock_downgrade_slow(park_rwlock_t *rw)
                                      __ATOMIC_RELAXED))
         release_slow(rw, DOWNGRADE);
     track_add(rw);
+}
+
+/* ---- asynchronous acquisition (lib/async.h) ----------------------------------
+ *
+ * A task waits in the queue as a thread would, with the same validate and
+ * removed callbacks, so the policy treats it alike. Two differences: a
+ * writer task is always handed the lock (it cannot be woken to retry:
+ * release_select), and a task's hold is not recorded for the PARK_DEBUG
+ * re-entry check (it belongs to no thread; releasing it marks the lock
+ * untracked, which only turns that check off for the lock). */
+
+_Static_assert(sizeof(struct wait_ctx) <= PARK__ACQ_CTX_SIZE, "wait_ctx fits an acquisition");
+
+static void async_read_give_back(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    park_rwlock_read_unlock(((struct wait_ctx *)ctx)->rw);
+}
+
+static void async_write_give_back(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    park_rwlock_write_unlock(((struct wait_ctx *)ctx)->rw);
+}
+
+/* A cancelled writer that was the last one queued lets the readers in. */
+static void async_write_removed(void *ctx)
+{
+    struct wait_ctx *c = ctx;
+    if (c->admit)
+        release_slow(c->rw, ADMIT);
+}
+
+static const park__acq_ops_t async_read_ops = {
+    .wait = &read_ops,
+    .give_back = async_read_give_back,
+};
+
+static const park__acq_ops_t async_write_ops = {
+    .wait = &write_ops,
+    .after_removed = async_write_removed,
+    .give_back = async_write_give_back,
+};
+
+static park_task_t *lock_async(park_rwlock_t *rw, park_pool_t *pool, bool write)
+{
+    for (park_task_t *t = NULL;;) {
+        uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+        if (write ? try_write(rw, &s) : try_read(rw, &s)) {
+            if (t)
+                park__acq_discard(t);
+            return park__task_ready();
+        }
+        if (!t) {
+            t = park__acq_new(pool, write ? &async_write_ops : &async_read_ops, rw,
+                              write ? WANT_WRITE : WANT_READ);
+            if (!t)
+                return NULL;
+        }
+        struct wait_ctx *c = park__acq_ctx(t);
+        *c = (struct wait_ctx){rw, false, false, false, false, false};
+        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
+            return t;
+        if (c->acquired) { /* validate took the lock instead of queueing */
+            park__acq_discard(t);
+            return park__task_ready();
+        }
+    }
+}
+
+park_task_t *park_rwlock_read_lock_async(park_rwlock_t *rw, park_pool_t *pool)
+{
+    return lock_async(rw, pool, false);
+}
+
+park_task_t *park_rwlock_write_lock_async(park_rwlock_t *rw, park_pool_t *pool)
+{
+    return lock_async(rw, pool, true);
 }

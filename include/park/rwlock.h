@@ -56,6 +56,7 @@
 #define PARK_RWLOCK_H
 
 #include <park/common.h>
+#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -71,7 +72,10 @@ typedef struct park_rwlock {
 } park_rwlock_t;
 
 /* Static initialiser: a free lock. Same as zeroed memory. */
-#define PARK_RWLOCK_INIT { 0, 0, 0, 0, 0 }
+#define PARK_RWLOCK_INIT                                                                           \
+    {                                                                                              \
+        0, 0, 0, 0, 0                                                                              \
+    }
 
 /* Writers that may have the lock in a row while readers wait, after which
  * the queued readers go first (K of the policy above). 2, the least the
@@ -253,6 +257,23 @@ static inline void park_rwlock_downgrade(park_rwlock_t *rw)
         return;
     park__rwlock_downgrade_slow(rw);
 }
+
+/* Take a read (write) hold asynchronously: a task that completes (error
+ * 0) once the hold is the task's; whoever holds the task releases it with
+ * park_rwlock_read_unlock (write_unlock), from any thread. The task waits
+ * in the same queue, under the same writer-preferring policy, as blocking
+ * callers; a writer task is always handed the lock when the policy picks
+ * it. Uncontended, the hold is taken at once and the result is a shared,
+ * already completed task (no allocation, no shared write). Cancel a
+ * pending task with park_task_cancel (0: it left the queue and holds
+ * nothing; EALREADY: the hold was granted first) or by releasing the last
+ * reference to it (a hold granted meanwhile is released). Cancelling the
+ * only queued writer admits the readers queued behind it; cancelling one
+ * of two does not. Continuations run on `pool`. Async holds are not
+ * recorded for the PARK_DEBUG re-entry check. NULL only on ENOMEM. Never
+ * blocks. Acquire ordering, as the blocking calls. */
+PARK_API park_task_t *park_rwlock_read_lock_async(park_rwlock_t *rw, park_pool_t *pool);
+PARK_API park_task_t *park_rwlock_write_lock_async(park_rwlock_t *rw, park_pool_t *pool);
 
 PARK_END_DECLS
 
