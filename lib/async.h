@@ -34,6 +34,10 @@ typedef struct park__acq_ops {
     /* Optional, on the granting thread, outside the bucket lock: the grant
      * w->grant was made; return the task's result (NULL by default). */
     void *(*granted)(void *ctx, park__waiter_t *w);
+    /* Optional, before `granted`: the error the grant completes the task
+     * with (0 by default; lazy.c grants a failed run's error). With an
+     * error, `granted` is not called and nothing is given back. */
+    int (*outcome)(void *ctx, park__waiter_t *w);
     /* The grant was made to an acquisition nobody holds any more: give the
      * permit back as its holder would have. */
     void (*give_back)(void *ctx, park__waiter_t *w);
@@ -46,6 +50,10 @@ typedef struct park__acq_ops {
  * uncontended acquisitions return: retaining and releasing it write
  * nothing. */
 park_task_t *park__task_ready(void);
+
+/* A task already completed with err and result (from the per-thread
+ * cache), or NULL on ENOMEM. */
+park_task_t *park__task_completed(int err, void *result);
 
 /* A new acquisition task for `pool` waiting on `key` (caller's reference
  * only; not queued yet), its waiter asking for `want`; NULL on ENOMEM. */
