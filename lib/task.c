@@ -526,6 +526,14 @@ park_task_t *park__task_ready(void)
     return &ready;
 }
 
+park_task_t *park__task_completed(int err, void *result)
+{
+    park_task_t *t = task_alloc(NULL, 1);
+    if (t)
+        park__task_complete(t, err, result);
+    return t;
+}
+
 static park_task_t *task_of_waiter(park__waiter_t *w)
 {
     return (park_task_t *)((char *)w - offsetof(park_task_t, waiter));
@@ -537,12 +545,14 @@ static void acq_notify(park__waiter_t *w)
     park_task_t *t = task_of_waiter(w);
     const park__acq_ops_t *ops = t->acq;
     /* acq_rel: pairs with the exchange in acq_abandon. */
+    int err = ops->outcome ? ops->outcome(t->acq_ctx, w) : 0;
     if (atomic_exchange_explicit(&t->acq_state, ACQ_GRANTED, memory_order_acq_rel) ==
         ACQ_ABANDONED) {
-        ops->give_back(t->acq_ctx, w);
+        if (err == 0)
+            ops->give_back(t->acq_ctx, w);
     } else {
-        void *result = ops->granted ? ops->granted(t->acq_ctx, w) : NULL;
-        park__task_complete(t, 0, result);
+        void *result = err == 0 && ops->granted ? ops->granted(t->acq_ctx, w) : NULL;
+        park__task_complete(t, err, result);
     }
     drop_hold(t);
 }
@@ -632,7 +642,9 @@ static void acq_abandon(park_task_t *t)
     }
     /* The grant came first. acq_rel: pairs with the exchange in
      * acq_notify: whichever comes second hands the permit back. */
-    if (atomic_exchange_explicit(&t->acq_state, ACQ_ABANDONED, memory_order_acq_rel) == ACQ_GRANTED)
+    if (atomic_exchange_explicit(&t->acq_state, ACQ_ABANDONED, memory_order_acq_rel) ==
+            ACQ_GRANTED &&
+        (!t->acq->outcome || t->acq->outcome(t->acq_ctx, &t->waiter) == 0))
         /* acq_notify came first and completes t, but its completion can no
          * longer be seen by anyone: the permit goes back. (Otherwise
          * acq_notify sees ABANDONED and gives it back itself.) */
