@@ -1,7 +1,8 @@
 /* lib/lazy.c: park_lazy and park_once, one state machine for both.
  *
  * State word (park_lazy_t.state_, park_once_t.state_), bits named in
- * park/lazy.h; bits 3-31 are 0, reserved for the asynchronous factory:
+ * park/lazy.h; bits 3-31 are 0 (an asynchronous factory uses the same
+ * states: see "the asynchronous factory" below):
  *
  *   READY    a run succeeded and its result is published; final
  *   RUNNING  an initialiser runs, on the thread that set RUNNING
@@ -58,6 +59,7 @@
 
 #include <park/lazy.h>
 
+#include "async.h"
 #include "os/os.h"
 #include "wait/wait.h"
 
@@ -211,8 +213,12 @@ static bool wait_for_run(uint32_t *state, uint32_t s, park_time_t deadline, int 
 }
 
 /* The machine: 0 once a run has succeeded (this call's or another's), or
- * the error of the run this call ran or waited for, EDEADLK or ETIMEDOUT. */
-static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx), void *ctx)
+ * the error of the run this call ran or waited for, EDEADLK or ETIMEDOUT.
+ * With `start` (an asynchronous factory), a caller that makes 0 -> R
+ * starts the factory's task instead of running an initialiser, and then
+ * waits for that run like everyone else. */
+static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx), void *ctx,
+                  void (*start)(void *ctx))
 {
     for (;;) {
         /* acquire: pairs with the release that publishes READY. */
@@ -223,8 +229,11 @@ static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx),
             /* start: 0 -> R; acquire: pairs with the release of the
              * previous run's rollback, so that runs never overlap. */
             if (__atomic_compare_exchange_n(state, &s, RUNNING, false, __ATOMIC_ACQUIRE,
-                                            __ATOMIC_RELAXED))
-                return run(state, call, ctx);
+                                            __ATOMIC_RELAXED)) {
+                if (!start)
+                    return run(state, call, ctx);
+                start(ctx);
+            }
             continue;
         }
         int result;
@@ -266,13 +275,143 @@ void park_lazy_init(park_lazy_t *l, park_lazy_fn fn, void *arg)
     l->reserved_ = NULL;
 }
 
+/* ---- the asynchronous factory -----------------------------------------
+ *
+ * park_lazy_init_async keeps the factory in fn_ (as another function type)
+ * and its pool in reserved_ (non-NULL marks the lazy asynchronous). The
+ * first caller of any kind makes 0 -> R and calls the factory, which
+ * returns the task of the run; a continuation of that task on the pool
+ * ends the run (end_run: publish or roll back, then grant every queued
+ * caller, thread or task, the run's outcome). */
+
+static void factory_done(park_task_t *done, void *arg)
+{
+    park_lazy_t *l = arg;
+    void *v = NULL;
+    int err = park_task_result(done, &v);
+    if (err == 0)
+        l->value_ = v; /* published by end_run's release */
+    end_run(&l->state_, err);
+}
+
+static void start_factory(void *ctx)
+{
+    park_lazy_t *l = ((struct lazy_run *)ctx)->l;
+    park_pool_t *pool = l->reserved_;
+    park_task_t *t = ((park_lazy_async_fn)(void (*)(void))l->fn_)(l->arg_, pool);
+    if (!t) {
+        end_run(&l->state_, ENOMEM);
+        return;
+    }
+    int err = park_task_then(t, pool, factory_done, l);
+    park_task_release(t);
+    if (err)
+        end_run(&l->state_, err);
+}
+
+void park_lazy_init_async(park_lazy_t *l, park_pool_t *pool, park_lazy_async_fn fn, void *arg)
+{
+    /* relaxed: as in park_lazy_init. */
+    __atomic_store_n(&l->state_, IDLE, __ATOMIC_RELAXED);
+    l->value_ = NULL;
+    l->fn_ = (park_lazy_fn)(void (*)(void))fn;
+    l->arg_ = arg;
+    l->reserved_ = pool;
+}
+
+/* ---- park_lazy_get_async ------------------------------------------------ */
+
+struct async_ctx {
+    park_lazy_t *l;
+};
+
+static bool async_validate(void *ctx)
+{
+    return queue_validate(&((struct async_ctx *)ctx)->l->state_);
+}
+
+static void async_removed(void *ctx, bool more)
+{
+    queue_removed(&((struct async_ctx *)ctx)->l->state_, more);
+}
+
+static int async_outcome(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    return (int)(intptr_t)w->grant; /* the run's result (grant_result) */
+}
+
+static void *async_granted(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    /* Ordered after the run's publication by the bucket lock. */
+    return ((struct async_ctx *)ctx)->l->value_;
+}
+
+static void async_give_back(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    (void)w; /* a value is not a permit: nothing to hand back */
+}
+
+static const park__wait_ops_t async_wait_ops = {async_validate, async_removed, NULL};
+static const park__acq_ops_t async_ops = {
+    .wait = &async_wait_ops,
+    .outcome = async_outcome,
+    .granted = async_granted,
+    .give_back = async_give_back,
+};
+
+park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
+{
+    for (park_task_t *t = NULL;;) {
+        /* acquire: pairs with the release that publishes READY. */
+        uint32_t s = __atomic_load_n(&l->state_, __ATOMIC_ACQUIRE);
+        if (s & READY || !(s & RUNNING)) {
+            if (t)
+                park__acq_discard(t);
+            if (s & READY)
+                return park__task_completed(0, l->value_);
+            if (!l->fn_)
+                return park__task_completed(EINVAL, NULL);
+            t = NULL;
+            struct lazy_run r = {l, NULL, false};
+            /* start: 0 -> R; acquire: as in obtain. */
+            if (!__atomic_compare_exchange_n(&l->state_, &s, RUNNING, false, __ATOMIC_ACQUIRE,
+                                             __ATOMIC_RELAXED))
+                continue;
+            if (l->reserved_) {
+                start_factory(&r); /* then wait for the run like the others */
+                continue;
+            }
+            /* A synchronous initialiser runs on the first caller's thread,
+             * this one: the task is complete on return. */
+            int err = run(&l->state_, lazy_call, &r);
+            return park__task_completed(err, err ? NULL : r.value);
+        }
+        if (running_here(&l->state_)) {
+            if (t)
+                park__acq_discard(t);
+            return park__task_completed(EDEADLK, NULL);
+        }
+        if (!t) {
+            t = park__acq_new(pool, &async_ops, &l->state_, 0);
+            if (!t)
+                return NULL;
+            ((struct async_ctx *)park__acq_ctx(t))->l = l;
+        }
+        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
+            return t;
+    }
+}
+
 park__lazy_result_t park__lazy_get_slow(park_lazy_t *l, park_time_t deadline)
 {
     park__lazy_result_t res = {NULL, EINVAL};
     if (!l->fn_)
         return res;
     struct lazy_run r = {l, NULL, false};
-    res.err = obtain(&l->state_, deadline, lazy_call, &r);
+    res.err = obtain(&l->state_, deadline, lazy_call, &r, l->reserved_ ? start_factory : NULL);
     /* Another caller's value is ordered by obtain's acquire of READY or
      * of our waiter's grant. */
     if (res.err == 0)
@@ -317,5 +456,5 @@ int park__once_slow(park_once_t *o, park_once_fn fn, void *arg)
     if (!fn)
         return EINVAL;
     struct once_run r = {fn, arg};
-    return obtain(&o->state_, PARK_FOREVER, once_call, &r);
+    return obtain(&o->state_, PARK_FOREVER, once_call, &r, NULL);
 }

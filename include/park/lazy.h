@@ -38,6 +38,7 @@
 #define PARK_LAZY_H
 
 #include <park/common.h>
+#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -46,6 +47,12 @@ PARK_BEGIN_DECLS
  * positive errno value (the run failed; *value is ignored). arg is the one
  * given to park_lazy_init or PARK_LAZY_INIT. */
 typedef int (*park_lazy_fn)(void *arg, void **value);
+
+/* An asynchronous factory: starts the run and returns its task, which
+ * completes with the value as its result (error 0) or with an error; NULL
+ * counts as a run failed with ENOMEM. Called on the thread of the caller
+ * that starts the run, with the pool given to park_lazy_init_async. */
+typedef park_task_t *(*park_lazy_async_fn)(void *arg, park_pool_t *pool);
 
 /* Private: the state word's bits (lib/lazy.c documents the machine). The
  * other bits are 0 and reserved. */
@@ -59,13 +66,16 @@ typedef struct park_lazy {
     void *value_;     /* private: the value, once READY */
     park_lazy_fn fn_; /* private */
     void *arg_;       /* private */
-    void *reserved_;  /* private: 0 */
+    void *reserved_;  /* private: the factory's pool (park_lazy_init_async), or 0 */
 } park_lazy_t;
 
 /* Static initialiser: a lazy not yet initialised whose initialiser is
  * fn(arg, &value). Zeroed memory is a lazy without an initialiser: every
  * get on it returns EINVAL. */
-#define PARK_LAZY_INIT(fn, arg) { 0, 0, (fn), (arg), 0 }
+#define PARK_LAZY_INIT(fn, arg)                                                                    \
+    {                                                                                              \
+        0, 0, (fn), (arg), 0                                                                       \
+    }
 
 /* Private: out-of-line slow path of park_lazy_get. The value comes back
  * in registers, so that the caller's value need not live in memory on the
@@ -112,6 +122,27 @@ static inline int park_lazy_get(park_lazy_t *l, void **value)
  * no deadline interrupts), even when the deadline has passed. */
 PARK_API int park_lazy_get_until(park_lazy_t *l, park_time_t deadline, void **value);
 
+/* Makes *l a lazy whose runs are fn(arg, pool)'s tasks: one run at a time,
+ * started by the first caller of any kind (blocking or asynchronous) and
+ * shared by every caller that arrives while it runs; each caller gets the
+ * run's value or its error, and a failed run is rolled back (the next call
+ * starts another) before any waiter is told. Blocking gets wait for the
+ * run (never EDEADLK: the run is not on a caller's stack). Not atomic:
+ * nobody may use *l meanwhile. The pool must outlive every run. */
+PARK_API void park_lazy_init_async(park_lazy_t *l, park_pool_t *pool, park_lazy_async_fn fn,
+                                   void *arg);
+
+/* The value asynchronously: a task of the caller's own (cancelling it, or
+ * its deadline, never cancels the run) that completes on `pool` with the
+ * value as its result, or with the run's error. Ready, or idle with a
+ * synchronous initialiser (which then runs on this thread, as
+ * park_lazy_get would), the task is already complete; idle with a factory,
+ * this call starts the run. A call from inside a running synchronous
+ * initialiser of *l gives a task completed with EDEADLK; EINVAL as
+ * park_lazy_get. NULL only on ENOMEM. Never blocks, except to run a
+ * synchronous initialiser. Acquire ordering, as park_lazy_get. */
+PARK_API park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool);
+
 /* True if a run of *l's initialiser has succeeded (then park_lazy_get
  * returns the value without blocking); false while not initialised or
  * running. Never blocks, runs nothing. Acquire ordering: after true, the
@@ -128,7 +159,10 @@ typedef struct park_once {
 } park_once_t;
 
 /* Static initialiser: a once that has not run. Same as zeroed memory. */
-#define PARK_ONCE_INIT { 0 }
+#define PARK_ONCE_INIT                                                                             \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 /* Private: out-of-line slow path of park_once. */
 PARK_API int park__once_slow(park_once_t *o, park_once_fn fn, void *arg);
