@@ -8,9 +8,13 @@
  * no buffer ever has to be reclaimed.
  *
  * Submissions from threads that are not workers of this pool go to the
- * shared queue: one bounded lock-free ring per worker (a producer picks a
- * ring by its thread, so producers do not all meet on one index), with an
- * unbounded overflow list behind them for bursts larger than the rings.
+ * shared queue: a bounded ring per producer thread (single producer, so a
+ * submission is a few stores and no read-modify-write; producers never
+ * meet on a shared index), which the workers drain in batches into their
+ * deques. A producer that finds its ring full yields a few times to the
+ * workers, then spills to an unbounded overflow list. Beyond 256 producer
+ * threads at once, the others share one ring per worker. Submission order
+ * is not execution order.
  *
  * Idle workers park on a futex and burn no CPU. A submission wakes at most
  * one of them, and only when no other worker is already looking for work;

@@ -1,11 +1,18 @@
 /* lib/pool/pool.c: workers, the shared queue, idling, fork-join.
  *
  * Where work lives: each worker's deque (its own pushes: joins, its
- * submissions and continuations), each worker's ring of the shared queue
- * (submissions from other threads; a producer thread always uses the same
- * ring), and the overflow list (a ring was full). A worker looks in its
- * deque, its ring, the other rings and deques (from a random victim), then
- * the overflow list.
+ * submissions and continuations, batches it took from the rings); a ring
+ * per outside producer thread (producer ids are small integers recycled at
+ * thread exit, so a ring has one producer at a time and a push is plain
+ * stores); a shared MPMC ring per worker (producers beyond
+ * PARK__MAX_PRODUCERS, workers of other pools, a worker whose deque is
+ * full); and the overflow list (a ring stayed full). A worker looks in its
+ * deque and its shared ring, steals from the other deques and shared rings
+ * (from a random victim on), takes a batch from a producer ring (keeping
+ * the first item and pushing the rest on its deque, where idle workers can
+ * steal them), then looks at the overflow list. A worker that finds
+ * nothing spins a little (pausing, then yielding, so that an
+ * oversubscribed producer gets the CPU) and sleeps.
  *
  * Idling, one word (pool->idle): SLEEPERS in the low half, SEARCHERS (woken
  * workers that have not found work yet) in the high half. Sleepers wait in
