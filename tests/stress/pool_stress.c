@@ -605,10 +605,10 @@ TEST(pool_more_outside_submitters_than_producer_rings_each_run_once)
 static const test_case_t tests[] = {
     TEST_ENTRY(pool_outside_submitters_with_joins_inside_run_every_task_once),
     TEST_ENTRY(task_complete_cancel_and_then_races_complete_once_and_continue_once),
-    TEST_ENTRY(task_deadlines_racing_completions_complete_once),
     TEST_ENTRY(pool_create_and_destroy_with_work_in_flight_runs_what_was_accepted),
     TEST_ENTRY(pool_submissions_racing_workers_going_to_sleep_are_never_lost),
     TEST_ENTRY(pool_more_outside_submitters_than_producer_rings_each_run_once),
+    TEST_ENTRY(task_deadlines_racing_completions_complete_once),
 };
 
 int main(int argc, char **argv)

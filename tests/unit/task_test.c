@@ -1455,7 +1455,6 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_complete_twice_is_ealready_and_keeps_the_first),
     TEST_ENTRY(task_cancel_completes_with_ecanceled),
     TEST_ENTRY(task_retain_returns_the_task_and_keeps_it_alive),
-    TEST_ENTRY(task_complete_racing_cancel_completes_exactly_once),
     TEST_ENTRY(task_continuation_runs_on_the_pool_after_completion),
     TEST_ENTRY(task_continuation_never_runs_within_complete),
     TEST_ENTRY(task_continuation_never_runs_within_cancel),
@@ -1511,6 +1510,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_release_of_when_any_and_its_inputs_while_pending_is_safe),
     TEST_ENTRY(task_release_of_an_armed_delay_is_safe),
     TEST_ENTRY(task_release_of_a_task_with_an_armed_deadline_is_safe),
+    TEST_ENTRY(task_complete_racing_cancel_completes_exactly_once),
 };
 
 int main(int argc, char **argv)
