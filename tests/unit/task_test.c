@@ -1296,6 +1296,35 @@ TEST(task_pool_destroy_runs_continuations_of_tasks_completed_before)
 
 /* ---- references dropped in any order -------------------------------------------- */
 
+/* Tasks come from a per-thread cache, so a task freed too early is not
+ * always seen by AddressSanitizer: its block goes back to the cache of the
+ * thread that dropped the last reference. Decoys are pending tasks taken
+ * from that cache right after the releases under test: a freed task's block
+ * becomes a decoy, so a stale reader sees a pending task (not the result it
+ * expects) and a stale completion completes a decoy (which must stay
+ * pending). */
+#define DECOYS 32
+
+struct decoys {
+    park_task_t *t[DECOYS];
+};
+
+static void decoys_place(struct decoys *d)
+{
+    for (int i = 0; i < DECOYS; i++)
+        d->t[i] = task_new();
+}
+
+static void decoys_check_and_release(struct decoys *d)
+{
+    for (int i = 0; i < DECOYS; i++) {
+        if (park_task_done(d->t[i]))
+            test_fail(__FILE__, __LINE__, "a decoy was completed: a task was used after its free");
+        ASSERT_EQ(park_task_cancel(d->t[i]), 0);
+        park_task_release(d->t[i]);
+    }
+}
+
 TEST(task_release_of_a_run_task_before_it_runs_still_runs_it)
 {
     park_pool_t *pool = pool_new(1);
@@ -1304,16 +1333,21 @@ TEST(task_release_of_a_run_task_before_it_runs_still_runs_it)
     struct job j = {.err = EIO};
     park_task_t *t = park_task_run(pool, job_fn, &j);
     ASSERT_TRUE(t != NULL);
-    park_task_release(t);
+    park_task_release(t); /* the run's own reference keeps it */
+    struct decoys d;
+    decoys_place(&d);
     gate_open(&g);
     park_pool_destroy(pool);
     ASSERT_EQ(atomic_load(&j.runs), 1);
+    decoys_check_and_release(&d);
 }
 
 TEST(task_release_before_completion_keeps_the_task_for_its_continuation)
 {
     int token;
-    park_pool_t *pool = pool_new(2);
+    park_pool_t *pool = pool_new(1);
+    struct gate g;
+    gate_close(&g, pool);
     park_task_t *t = task_new();
     park_task_t *completer_ref = park_task_retain(t);
     struct cont c;
@@ -1321,11 +1355,15 @@ TEST(task_release_before_completion_keeps_the_task_for_its_continuation)
     then(t, &c);
     park_task_release(t); /* the caller's reference, while pending */
     ASSERT_EQ(park_task_complete(completer_ref, EIO, &token), 0);
-    park_task_release(completer_ref); /* before the continuation ran, maybe */
-    AWAIT(atomic_load(&c.runs) == 1);
+    park_task_release(completer_ref); /* before the continuation runs */
+    struct decoys d;
+    decoys_place(&d);
+    gate_open(&g);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&c.runs), 1);
     ASSERT_EQ(c.err, EIO);
     ASSERT_TRUE(c.result == &token);
-    park_pool_destroy(pool);
+    decoys_check_and_release(&d);
 }
 
 TEST(task_release_after_completion_before_continuations_run_is_safe)
@@ -1341,12 +1379,35 @@ TEST(task_release_after_completion_before_continuations_run_is_safe)
     }
     ASSERT_EQ(park_task_complete(t, ENOENT, NULL), 0);
     park_task_release(t); /* the continuations are queued behind the gate */
+    struct decoys d;
+    decoys_place(&d);
     gate_open(&g);
     park_pool_destroy(pool);
     for (int i = 0; i < 3; i++) {
         ASSERT_EQ(atomic_load(&c[i].runs), 1);
         ASSERT_EQ(c[i].err, ENOENT);
     }
+    decoys_check_and_release(&d);
+}
+
+TEST(task_release_of_a_completed_task_with_a_late_continuation_is_safe)
+{
+    park_pool_t *pool = pool_new(1);
+    struct gate g;
+    gate_close(&g, pool);
+    park_task_t *t = task_new();
+    ASSERT_EQ(park_task_complete(t, EPERM, NULL), 0);
+    struct cont c;
+    cont_init(&c, pool, t);
+    then(t, &c); /* queued at once, behind the gate */
+    park_task_release(t);
+    struct decoys d;
+    decoys_place(&d);
+    gate_open(&g);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&c.runs), 1);
+    ASSERT_EQ(c.err, EPERM);
+    decoys_check_and_release(&d);
 }
 
 TEST(task_continuation_may_retain_the_task_beyond_its_call)
@@ -1359,7 +1420,7 @@ TEST(task_continuation_may_retain_the_task_beyond_its_call)
     then(t, &c);
     ASSERT_EQ(park_task_complete(t, EIO, NULL), 0);
     park_task_release(t);
-    park_pool_destroy(pool);
+    park_pool_destroy(pool); /* the worker's cache is freed as it exits */
     ASSERT_EQ(atomic_load(&c.runs), 1);
     ASSERT_TRUE(c.keep != NULL);
     ASSERT_EQ(park_task_result(c.keep, NULL), EIO);
@@ -1368,7 +1429,9 @@ TEST(task_continuation_may_retain_the_task_beyond_its_call)
 
 TEST(task_release_of_when_all_and_its_inputs_while_pending_is_safe)
 {
-    park_pool_t *pool = pool_new(2);
+    park_pool_t *pool = pool_new(1);
+    struct gate g;
+    gate_close(&g, pool);
     park_task_t *ts[3], *mine[3];
     make_tasks(ts, 3);
     for (int i = 0; i < 3; i++)
@@ -1384,14 +1447,20 @@ TEST(task_release_of_when_all_and_its_inputs_while_pending_is_safe)
         ASSERT_EQ(park_task_complete(mine[i], i == 1 ? EIO : 0, NULL), 0);
         park_task_release(mine[i]);
     }
-    AWAIT(atomic_load(&c.runs) == 1);
-    ASSERT_EQ(c.err, EIO);
+    struct decoys d;
+    decoys_place(&d);
+    gate_open(&g);
     park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&c.runs), 1);
+    ASSERT_EQ(c.err, EIO);
+    decoys_check_and_release(&d);
 }
 
 TEST(task_release_of_when_any_and_its_inputs_while_pending_is_safe)
 {
-    park_pool_t *pool = pool_new(2);
+    park_pool_t *pool = pool_new(1);
+    struct gate g;
+    gate_close(&g, pool);
     park_task_t *ts[3], *mine[3];
     make_tasks(ts, 3);
     for (int i = 0; i < 3; i++)
@@ -1404,14 +1473,20 @@ TEST(task_release_of_when_any_and_its_inputs_while_pending_is_safe)
     park_task_release(any);
     release_tasks(ts, 3);
     ASSERT_EQ(park_task_complete(mine[1], EIO, NULL), 0);
-    AWAIT(atomic_load(&c.runs) == 1);
-    ASSERT_EQ(c.err, 0);
-    ASSERT_EQ((uintptr_t)c.result, 1);
+    park_task_release(mine[1]);
+    struct decoys d;
+    decoys_place(&d);
     /* The others complete after when_any has completed and been released. */
     ASSERT_EQ(park_task_complete(mine[0], 0, NULL), 0);
     ASSERT_EQ(park_task_cancel(mine[2]), 0);
-    release_tasks(mine, 3);
+    park_task_release(mine[0]);
+    park_task_release(mine[2]);
+    gate_open(&g);
     park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&c.runs), 1);
+    ASSERT_EQ(c.err, 0);
+    ASSERT_EQ((uintptr_t)c.result, 1);
+    decoys_check_and_release(&d);
 }
 
 TEST(task_release_of_an_armed_delay_is_safe)
@@ -1425,11 +1500,14 @@ TEST(task_release_of_an_armed_delay_is_safe)
     park_task_release(d);
     park_task_t *bare = park_task_delay(pool, MS); /* no continuation either */
     ASSERT_TRUE(bare != NULL);
-    park_task_release(bare);
+    park_task_release(bare); /* only the timer holds it */
+    struct decoys decoys;
+    decoys_place(&decoys);
     AWAIT(atomic_load(&c.runs) == 1);
     ASSERT_EQ(c.err, 0);
-    test_sleep_ns(5 * MS); /* choreography: the bare delay expires */
+    test_sleep_ns(5 * MS); /* choreography: the bare delay expires too */
     park_pool_destroy(pool);
+    decoys_check_and_release(&decoys);
 }
 
 TEST(task_release_of_a_task_with_an_armed_deadline_is_safe)
@@ -1444,8 +1522,11 @@ TEST(task_release_of_a_task_with_an_armed_deadline_is_safe)
     ASSERT_EQ(park_task_cancel_at_on(u, pool, park_deadline_in(3600 * (uint64_t)1000000000u)), 0);
     ASSERT_EQ(park_task_complete(u, 0, NULL), 0);
     park_task_release(u);
+    struct decoys d;
+    decoys_place(&d);
     test_sleep_ns(10 * MS); /* choreography: the first deadline passes */
     park_pool_destroy(pool);
+    decoys_check_and_release(&d);
 }
 
 static const test_case_t tests[] = {
@@ -1505,6 +1586,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_release_of_a_run_task_before_it_runs_still_runs_it),
     TEST_ENTRY(task_release_before_completion_keeps_the_task_for_its_continuation),
     TEST_ENTRY(task_release_after_completion_before_continuations_run_is_safe),
+    TEST_ENTRY(task_release_of_a_completed_task_with_a_late_continuation_is_safe),
     TEST_ENTRY(task_continuation_may_retain_the_task_beyond_its_call),
     TEST_ENTRY(task_release_of_when_all_and_its_inputs_while_pending_is_safe),
     TEST_ENTRY(task_release_of_when_any_and_its_inputs_while_pending_is_safe),
