@@ -675,21 +675,32 @@ template <class C> void idle_row(benchmark::State &state)
 
 // ---- registration -------------------------------------------------------
 
+// A single row timed by google-benchmark's loop on wall-clock time: the
+// calling thread sleeps while the pool works, so its CPU time (what the
+// loop would otherwise grow its iteration count on) says nothing. With
+// `iterations`, exactly that many runs per repetition.
+template <class Fn> void add_real_time(const std::string &name, Fn fn, int iterations = 0)
+{
+    if (!bench::select_row(name))
+        return;
+    benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(name.c_str(), fn);
+    b->UseRealTime();
+    if (iterations > 0)
+        b->Iterations(iterations);
+}
+
 template <class C> void register_fib30()
 {
     if constexpr (C::fork_join)
-        bench::add_single(bench::row_name("pool", "fib30", C::name), fib_row<C, 30>);
+        add_real_time(bench::row_name("pool", "fib30", C::name), fib_row<C, 30>);
 }
 
 // fib(35) takes tens to hundreds of milliseconds per run: one run per
 // repetition keeps it within the budget.
 template <class C> void register_fib35()
 {
-    if constexpr (C::fork_join) {
-        std::string name = bench::row_name("pool", "fib35", C::name);
-        if (bench::select_row(name))
-            benchmark::RegisterBenchmark(name.c_str(), fib_row<C, 35>)->Iterations(1);
-    }
+    if constexpr (C::fork_join)
+        add_real_time(bench::row_name("pool", "fib35", C::name), fib_row<C, 35>, 1);
 }
 
 template <class C> void register_submit()
@@ -711,8 +722,7 @@ template <class... Cs> void register_all(List<Cs...>)
 {
     (register_fib30<Cs>(), ...);
     (register_fib35<Cs>(), ...);
-    (bench::add_single(bench::row_name("pool", "parallel_for", Cs::name), parallel_for_row<Cs>),
-     ...);
+    (add_real_time(bench::row_name("pool", "parallel_for", Cs::name), parallel_for_row<Cs>), ...);
     (register_submit<Cs>(), ...);
     (register_wakeup<Cs>(), ...);
     (bench::add_windowed(bench::row_name("pool", "idle", Cs::name), idle_row<Cs>), ...);
