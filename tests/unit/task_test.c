@@ -441,6 +441,38 @@ TEST(task_continuation_for_another_pool_runs_there_when_completed_on_a_worker)
     park_pool_destroy(b);
 }
 
+/* A continuation registers another on the (completed) task: queued too. */
+struct chain {
+    park_pool_t *pool;
+    struct cont next;
+    atomic_int runs;
+};
+
+static void chain_fn(park_task_t *done, void *arg)
+{
+    struct chain *ch = arg;
+    cont_init(&ch->next, ch->pool, done);
+    then(done, &ch->next); /* fails if it runs within */
+    atomic_fetch_add(&ch->runs, 1);
+}
+
+TEST(task_then_within_a_continuation_queues_the_new_one)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *t = task_new();
+    struct chain ch;
+    memset(&ch, 0, sizeof ch);
+    ch.pool = pool;
+    ASSERT_EQ(park_task_then(t, pool, chain_fn, &ch), 0);
+    ASSERT_EQ(park_task_complete(t, EIO, NULL), 0);
+    park_task_release(t);
+    AWAIT(atomic_load(&ch.next.runs) == 1); /* before destroy, which refuses then() */
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&ch.runs), 1);
+    ASSERT_EQ(atomic_load(&ch.next.runs), 1);
+    ASSERT_EQ(ch.next.err, EIO);
+}
+
 #define MANY_CONTS 200
 
 TEST(task_many_continuations_each_run_once)
@@ -1268,6 +1300,24 @@ TEST(task_pool_destroy_completes_armed_delays_with_ecanceled)
     park_task_release(d);
 }
 
+/* The longest delay and deadline (now + ns saturates): armed, never due. */
+TEST(task_pool_destroy_cancels_a_delay_and_a_deadline_that_are_never_due)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *d = park_task_delay(pool, UINT64_MAX);
+    ASSERT_TRUE(d != NULL);
+    park_task_t *t = task_new();
+    ASSERT_EQ(park_task_cancel_at_on(t, pool, PARK_FOREVER), 0);
+    ASSERT_EQ(park_task_wait_until(d, park_deadline_in(5 * MS), NULL), ETIMEDOUT);
+    assert_pending(d);
+    assert_pending(t);
+    park_pool_destroy(pool);
+    assert_completed(d, ECANCELED, NULL);
+    assert_completed(t, ECANCELED, NULL);
+    park_task_release(d);
+    park_task_release(t);
+}
+
 TEST(task_pool_destroy_completes_tasks_with_armed_deadlines_with_ecanceled)
 {
     park_pool_t *pool = pool_new(1);
@@ -1543,6 +1593,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_then_on_a_completed_task_runs_the_continuation_later),
     TEST_ENTRY(task_then_on_a_completed_task_from_a_worker_runs_the_continuation_later),
     TEST_ENTRY(task_continuation_for_another_pool_runs_there_when_completed_on_a_worker),
+    TEST_ENTRY(task_then_within_a_continuation_queues_the_new_one),
     TEST_ENTRY(task_many_continuations_each_run_once),
     TEST_ENTRY(task_continuations_before_and_after_completion_run_on_their_own_pools),
     TEST_ENTRY(task_run_runs_fn_on_the_pool_and_delivers_its_error_and_result),
@@ -1582,6 +1633,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_cancel_at_on_a_pool_shutting_down_is_epipe),
     TEST_ENTRY(task_pool_destroy_completes_armed_delays_with_ecanceled),
     TEST_ENTRY(task_pool_destroy_completes_tasks_with_armed_deadlines_with_ecanceled),
+    TEST_ENTRY(task_pool_destroy_cancels_a_delay_and_a_deadline_that_are_never_due),
     TEST_ENTRY(task_pool_destroy_runs_continuations_of_tasks_completed_before),
     TEST_ENTRY(task_release_of_a_run_task_before_it_runs_still_runs_it),
     TEST_ENTRY(task_release_before_completion_keeps_the_task_for_its_continuation),
