@@ -361,7 +361,7 @@ struct cd {
     atomic_uint delay_bad; /* continuations that saw neither 0 nor ECANCELED */
 };
 
-enum { CD_PLAIN, CD_JOIN, CD_SPAWN, CD_RUN, CD_RUN_DETACHED, CD_KINDS };
+enum { CD_PLAIN, CD_JOIN, CD_SPAWN, CD_RUN, CD_RUN_DETACHED, CD_WAIT_DELAY, CD_KINDS };
 
 struct cd_job {
     struct cd *c;
@@ -429,6 +429,17 @@ static void cd_job_run(void *arg)
         if (park_task_result(t, NULL) != EPIPE)
             atomic_fetch_add(&c->accepted, 1);
         park_task_release(t);
+        break;
+    }
+    case CD_WAIT_DELAY: {
+        /* Armed just before or while destroy shuts the timer down: it must
+         * still end (0, ECANCELED, or EPIPE if refused), or destroy hangs. */
+        park_task_t *d = park_task_delay(c->pool, 200 * US);
+        ASSERT_TRUE(d != NULL);
+        int err = park_task_wait(d, NULL);
+        if (err != 0 && err != ECANCELED && err != EPIPE)
+            test_fail(__FILE__, __LINE__, "a delay ended with %d", err);
+        park_task_release(d);
         break;
     }
     default:
