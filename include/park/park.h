@@ -11,5 +11,6 @@
 #include <park/lazy.h>
 #include <park/pool.h>
 #include <park/task.h>
+#include <park/chan.h>
 
 #endif /* PARK_PARK_H */

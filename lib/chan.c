@@ -1,0 +1,846 @@
+/* lib/chan.c: park_chan, a bounded MPMC channel.
+ *
+ * The ring: Vyukov's bounded MPMC queue. `cap` cells, each a sequence
+ * number and an item; position p lives in cell p % cap. Cell of p:
+ *   seq == FREE(p) = 2p        free for the send at p
+ *   seq == FULL(p) = 2p + 1    holds the item of p
+ * (doubled, so that "full at p" and "free for p + cap" differ also when
+ * cap is 1). A send reserves position p by advancing `tail`
+ * (compare-and-swap, or an add by an owner, below), writes the item and
+ * stores FULL(p); a receive reserves p by advancing `head`, reads the item
+ * and stores FREE(p + cap). So head <= tail <= head + cap, tail - head items are
+ * buffered or being written, and a reservation whose cell is not ready yet
+ * belongs to a thread that is between its two steps (never blocked: such a
+ * cell is waited for by spinning).
+ *
+ * The two state words (rule 1) are the ring's positions, with flags in
+ * their low bits, so that a flag set by a waiter makes every lock-free
+ * reservation on that side fail its compare-and-swap:
+ *
+ *   head   pos << 2 | RWAIT            RWAIT: receivers queued (key ch)
+ *   tail   pos << 2 | CLOSED | SWAIT   SWAIT: senders queued (key ch + 1),
+ *                                      or given-back items waiting (below)
+ *
+ * Invariants: RWAIT is set iff receivers are queued, SWAIT iff senders are
+ * queued or the given-back list is not empty; each is changed only under
+ * its key's bucket lock. While RWAIT is set only the holder of the
+ * receivers' bucket lock moves head; while SWAIT is set only the holder of
+ * the senders' lock moves tail ("owned" pops and pushes). CLOSED is set
+ * once and never cleared.
+ *
+ * Transitions (h, t: positions; "try" = the lock-free path):
+ *   try send        (t, 0, 0) -> (t+1, 0, 0)   CAS, cell free
+ *   try recv        (h, 0) -> (h+1, 0)         CAS, cell full
+ *   recv queues     (h, 0) -> (h, RWAIT)       CAS, receivers' lock, ring empty
+ *   recv validates  (h, RWAIT) -> (h+1, 0)     add, receivers' lock: an item
+ *                                              came after all
+ *   kick receiver   (h, RWAIT) -> (h+1, RWAIT) add, receivers' lock: item
+ *                                              handed to the oldest receiver
+ *   last receiver   (h, RWAIT) -> (h, 0)       and, receivers' lock
+ *     leaves
+ *   send queues     (t, 0, 0) -> (t, 0, SWAIT) CAS, senders' lock, ring full
+ *   send validates  (t, c, SWAIT) -> (t+1, c, 0)  add, senders' lock: room
+ *                                              came after all
+ *   kick sender     (t, c, SWAIT) -> (t+1, c, SWAIT)  add, senders' lock: the
+ *                                              oldest sender's item goes in
+ *   last sender     (t, c, SWAIT) -> (t, c, 0) and, senders' lock
+ *     leaves
+ *   close           (t, 0, s) -> (t, CLOSED, s)  or; then every waiter is
+ *                                              granted
+ *
+ * No lost wake-up (rule 3): a waiter sets its flag and then reads the
+ * other side's position; a lock-free operation advances its position and
+ * then reads the other side's flag (all four sequentially consistent).
+ * Either the waiter sees the new item (room) and takes it itself instead
+ * of queueing, or the operation sees the flag and kicks the queue (settle).
+ * A flag already set means older waiters are queued: a newcomer queues
+ * behind them without looking, since the first of them looked, and every
+ * operation since has seen the flag.
+ *
+ * Hand-off: a kick, under the waiters' bucket lock, moves an item from the
+ * ring to the oldest receiver (w->want points at its slot; w->grant is 0)
+ * or the oldest sender's item (w->want) into the ring; then it checks the
+ * other side in turn, since it moved a position too. Close grants EPIPE.
+ * A granted waiter owns the outcome from the moment it is dequeued; one
+ * that times out or is cancelled first leaves with nothing taken.
+ *
+ * Given-back items: a receive task granted an item but released unseen
+ * gives the item back (rule 5). It goes into the ring if there is room;
+ * otherwise onto a list under the senders' lock, counted as a queued
+ * sender (SWAIT), whose items kicks move into the ring before any queued
+ * sender's. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <park/chan.h>
+
+#include "async.h"
+#include "os/os.h"
+#include "wait/wait.h"
+
+#define RWAIT 1u  /* head: receivers queued */
+#define SWAIT 1u  /* tail: senders queued, or given-back items listed */
+#define CLOSED 2u /* tail: closed */
+#define FLAGS 3u
+#define ONE 4u /* one position in head or tail */
+#define POS(word) ((word) >> 2)
+
+#define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
+#define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
+
+#define SPIN 64      /* blocking calls: attempts before parking */
+#define SPIN_CELL 64 /* pauses while a cell is mid-operation, then yields */
+
+typedef struct cell {
+    _Atomic uint64_t seq;
+    void *item;
+} cell_t;
+
+typedef struct given {
+    struct given *next;
+    void *item;
+} given_t;
+
+struct park_chan {
+    _Alignas(64) _Atomic uint64_t tail;
+    _Alignas(64) _Atomic uint64_t head;
+    _Alignas(64) uint64_t cap;
+    given_t *given, *given_last; /* the senders' bucket lock guards them */
+    cell_t cells[];
+};
+
+/* What a waiter or an acquisition carries (the waiter's ctx). */
+struct op {
+    park_chan_t *ch;
+    void *item;  /* send: the item; recv: where a granted item lands */
+    int verdict; /* set by validate when it did not enqueue */
+};
+
+_Static_assert(sizeof(struct op) <= PARK__ACQ_CTX_SIZE, "an op fits an acquisition");
+
+enum { V_NONE, V_DONE, V_CLOSED };
+enum { RING_DONE, RING_NONE, RING_BLOCKED };
+
+static const void *rkey(park_chan_t *ch)
+{
+    return ch;
+}
+
+static const void *skey(park_chan_t *ch)
+{
+    return (const char *)ch + 1;
+}
+
+static void relax(unsigned *spins)
+{
+    if (++*spins < SPIN_CELL)
+        park__os_pause();
+    else
+        park__os_yield();
+}
+
+static cell_t *cell_of(park_chan_t *ch, uint64_t pos)
+{
+    return &ch->cells[pos % ch->cap];
+}
+
+/* ---- the ring ------------------------------------------------------------- */
+
+/* Writes the item of reserved position pos, once its cell is free. */
+static void put(park_chan_t *ch, uint64_t pos, void *item)
+{
+    cell_t *c = cell_of(ch, pos);
+    /* acquire: pairs with the release store in take (the old item's reader
+     * is done with the cell). */
+    for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != FREE(pos);)
+        relax(&spins);
+    c->item = item;
+    /* release: pairs with the acquire loads in take and ring_pop. */
+    atomic_store_explicit(&c->seq, FULL(pos), memory_order_release);
+}
+
+/* Reads the item of reserved position pos, once it is written. */
+static void *take(park_chan_t *ch, uint64_t pos)
+{
+    cell_t *c = cell_of(ch, pos);
+    /* acquire: pairs with the release store in put. */
+    for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != FULL(pos);)
+        relax(&spins);
+    void *item = c->item;
+    /* release: pairs with the acquire loads in put and ring_push. */
+    atomic_store_explicit(&c->seq, FREE(pos + ch->cap), memory_order_release);
+    return item;
+}
+
+/* Appends item without a lock unless tail carries a flag outside `allow`:
+ * RING_DONE, RING_NONE (full) or RING_BLOCKED. */
+static int ring_push(park_chan_t *ch, void *item, uint64_t allow)
+{
+    unsigned spins = 0;
+    /* relaxed: a guess, checked by the CAS. */
+    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
+    for (;;) {
+        if (t & FLAGS & ~allow)
+            return RING_BLOCKED;
+        uint64_t pos = POS(t);
+        /* acquire: as in put. */
+        uint64_t seq = atomic_load_explicit(&cell_of(ch, pos)->seq, memory_order_acquire);
+        if (seq == FREE(pos)) {
+            /* try send (t, c, s) -> (t+1, c, s). seq_cst: announces the item
+             * before settle reads RWAIT; pairs with recv_validate. */
+            if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + ONE, memory_order_seq_cst,
+                                                      memory_order_relaxed)) {
+                put(ch, pos, item);
+                return RING_DONE;
+            }
+            continue;
+        }
+        if ((int64_t)(seq - FREE(pos)) < 0) {
+            /* The cell still holds the item of pos - cap: full, unless its
+             * receive has reserved it and is reading it right now.
+             * relaxed: a snapshot; a blocking send re-checks in
+             * send_validate. */
+            uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
+            if (POS(h) + ch->cap <= pos)
+                return RING_NONE;
+            relax(&spins);
+        }
+        /* relaxed: as above. */
+        t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
+    }
+}
+
+/* Takes the oldest item without a lock unless receivers are queued:
+ * RING_DONE, RING_NONE (empty) or RING_BLOCKED. */
+static int ring_pop(park_chan_t *ch, void **item)
+{
+    unsigned spins = 0;
+    /* relaxed: a guess, checked by the CAS. */
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
+    for (;;) {
+        if (h & RWAIT)
+            return RING_BLOCKED;
+        uint64_t pos = POS(h);
+        /* acquire: as in take. */
+        uint64_t seq = atomic_load_explicit(&cell_of(ch, pos)->seq, memory_order_acquire);
+        if (seq == FULL(pos)) {
+            /* try recv (h, 0) -> (h+1, 0). seq_cst: announces the room
+             * before settle reads SWAIT; pairs with send_validate. */
+            if (atomic_compare_exchange_weak_explicit(&ch->head, &h, h + ONE, memory_order_seq_cst,
+                                                      memory_order_relaxed)) {
+                *item = take(ch, pos);
+                return RING_DONE;
+            }
+            continue;
+        }
+        if ((int64_t)(seq - FULL(pos)) < 0) {
+            /* Nothing written at pos: empty, unless a send has reserved it
+             * and is writing right now. relaxed: a snapshot; a blocking
+             * receive re-checks in recv_validate. */
+            uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
+            if (POS(t) <= pos)
+                return RING_NONE;
+            relax(&spins);
+        }
+        /* relaxed: as above. */
+        h = atomic_load_explicit(&ch->head, memory_order_relaxed);
+    }
+}
+
+/* Senders' lock held, SWAIT set: appends item if there is room. */
+static bool push_owned(park_chan_t *ch, void *item)
+{
+    /* relaxed: only the holder of the senders' lock moves tail now. */
+    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
+    /* seq_cst: after SWAIT was set; pairs with the CAS in ring_pop. */
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
+    if (POS(t) - POS(h) >= ch->cap)
+        return false;
+    /* kick sender (t, c, SWAIT) -> (t+1, c, SWAIT). seq_cst: as in
+     * ring_push. */
+    atomic_fetch_add_explicit(&ch->tail, ONE, memory_order_seq_cst);
+    put(ch, POS(t), item);
+    return true;
+}
+
+/* Receivers' lock held, RWAIT set: takes the oldest item if there is one. */
+static bool pop_owned(park_chan_t *ch, void **item)
+{
+    /* relaxed: only the holder of the receivers' lock moves head now. */
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
+    /* seq_cst: after RWAIT was set; pairs with the CAS in ring_push. */
+    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
+    if (POS(t) <= POS(h))
+        return false;
+    /* kick receiver (h, RWAIT) -> (h+1, RWAIT). seq_cst: as in ring_pop. */
+    atomic_fetch_add_explicit(&ch->head, ONE, memory_order_seq_cst);
+    *item = take(ch, POS(h));
+    return true;
+}
+
+/* ---- kicks ------------------------------------------------------------------ */
+
+struct kick {
+    park_chan_t *ch;
+    bool closing;   /* grant EPIPE where no item can be handed over */
+    bool drained;   /* the given-back list was moved first */
+    size_t moved;   /* positions moved */
+    given_t *freed; /* list nodes to free after the lock */
+};
+
+/* Senders' lock held, SWAIT set: moves given-back items into the ring. */
+static void drain_given(struct kick *k)
+{
+    park_chan_t *ch = k->ch;
+    k->drained = true;
+    while (ch->given && push_owned(ch, ch->given->item)) {
+        given_t *g = ch->given;
+        ch->given = g->next;
+        g->next = k->freed;
+        k->freed = g;
+        k->moved++;
+    }
+}
+
+/* The last waiter of a side left: clear its flag. The flag's owner alone
+ * changes it, so an atomic and keeps the other bits intact. */
+static void clear_rwait(park_chan_t *ch)
+{
+    /* last receiver leaves (h, RWAIT) -> (h, 0). relaxed: the bucket lock
+     * orders it against the next waiter; a lock-free receive that sees it
+     * clear orders itself by its CAS on the cells. */
+    atomic_fetch_and_explicit(&ch->head, ~(uint64_t)RWAIT, memory_order_relaxed);
+}
+
+static void clear_swait(park_chan_t *ch)
+{
+    /* last sender leaves (t, c, SWAIT) -> (t, c, 0). relaxed: as above. */
+    atomic_fetch_and_explicit(&ch->tail, ~(uint64_t)SWAIT, memory_order_relaxed);
+}
+
+static unsigned kick_receiver(void *ctx, park__waiter_t *w)
+{
+    struct kick *k = ctx;
+    void *item;
+    if (pop_owned(k->ch, &item)) {
+        *(void **)w->want = item;
+        w->grant = 0;
+        k->moved++;
+        return PARK__SELECT_GRANT;
+    }
+    if (!k->closing)
+        return PARK__SELECT_STOP;
+    w->grant = EPIPE;
+    return PARK__SELECT_GRANT;
+}
+
+static void kick_receivers_done(void *ctx, bool more)
+{
+    struct kick *k = ctx;
+    if (!more)
+        clear_rwait(k->ch);
+}
+
+static unsigned kick_sender(void *ctx, park__waiter_t *w)
+{
+    struct kick *k = ctx;
+    if (!k->drained)
+        drain_given(k);
+    if (k->closing) {
+        w->grant = EPIPE;
+        return PARK__SELECT_GRANT;
+    }
+    /* Given-back items go in first. */
+    if (k->ch->given || !push_owned(k->ch, (void *)w->want))
+        return PARK__SELECT_STOP;
+    w->grant = 0;
+    k->moved++;
+    return PARK__SELECT_GRANT;
+}
+
+static void kick_senders_done(void *ctx, bool more)
+{
+    struct kick *k = ctx;
+    if (!k->drained && k->ch->given)
+        drain_given(k);
+    if (!more && !k->ch->given)
+        clear_swait(k->ch);
+}
+
+static void free_given(given_t *g)
+{
+    while (g) {
+        given_t *next = g->next;
+        free(g);
+        g = next;
+    }
+}
+
+static size_t kick_receivers(park_chan_t *ch, bool closing)
+{
+    struct kick k = {.ch = ch, .closing = closing};
+    park__unpark(rkey(ch), kick_receiver, kick_receivers_done, &k);
+    return k.moved;
+}
+
+static size_t kick_senders(park_chan_t *ch, bool closing)
+{
+    struct kick k = {.ch = ch, .closing = closing};
+    park__unpark(skey(ch), kick_sender, kick_senders_done, &k);
+    free_given(k.freed);
+    return k.moved;
+}
+
+/* After positions moved: a push (pushed) may have put an item in front of
+ * queued receivers, a pop (popped) may have made room for queued senders.
+ * Kicking one side moves positions of the other, so this runs until
+ * nothing more moves. seq_cst loads: see "No lost wake-up" above. */
+static void settle(park_chan_t *ch, bool pushed, bool popped)
+{
+    while (pushed || popped) {
+        if (pushed) {
+            pushed = false;
+            if (atomic_load_explicit(&ch->head, memory_order_seq_cst) & RWAIT)
+                popped = kick_receivers(ch, false) > 0 || popped;
+        }
+        if (popped) {
+            popped = false;
+            if (atomic_load_explicit(&ch->tail, memory_order_seq_cst) & SWAIT)
+                pushed = kick_senders(ch, false) > 0;
+        }
+    }
+}
+
+/* ---- waiting ---------------------------------------------------------------- */
+
+/* Receivers' lock held: queue (true), or take an item that came after all
+ * / see the channel closed and empty (false, with the verdict). */
+static bool recv_validate(void *ctx)
+{
+    struct op *op = ctx;
+    park_chan_t *ch = op->ch;
+    /* relaxed: decided by the CAS. */
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
+    do {
+        if (h & RWAIT)
+            return true; /* older receivers are queued: get in line */
+        /* recv queues (h, 0) -> (h, RWAIT). seq_cst: pairs with the CAS in
+         * ring_push and the RWAIT load in settle. */
+    } while (!atomic_compare_exchange_weak_explicit(&ch->head, &h, h | RWAIT, memory_order_seq_cst,
+                                                    memory_order_relaxed));
+    /* seq_cst: as above. */
+    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
+    if (POS(t) > POS(h)) {
+        /* recv validates (h, RWAIT) -> (h+1, 0). seq_cst: as in ring_pop. */
+        atomic_fetch_add_explicit(&ch->head, ONE - RWAIT, memory_order_seq_cst);
+        op->item = take(ch, POS(h));
+        op->verdict = V_DONE;
+        return false;
+    }
+    if (t & CLOSED) {
+        clear_rwait(ch);
+        op->verdict = V_CLOSED;
+        return false;
+    }
+    return true;
+}
+
+static void recv_removed(void *ctx, bool more)
+{
+    struct op *op = ctx;
+    if (!more)
+        clear_rwait(op->ch);
+}
+
+/* Senders' lock held: queue (true), or put the item into room that came
+ * after all / see the channel closed (false, with the verdict). */
+static bool send_validate(void *ctx)
+{
+    struct op *op = ctx;
+    park_chan_t *ch = op->ch;
+    /* relaxed: decided by the CAS. */
+    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
+    do {
+        if (t & CLOSED) {
+            op->verdict = V_CLOSED;
+            return false;
+        }
+        if (t & SWAIT)
+            return true; /* older senders are queued: get in line */
+        /* send queues (t, 0, 0) -> (t, 0, SWAIT). seq_cst: pairs with the
+         * CAS in ring_pop and the SWAIT load in settle. */
+    } while (!atomic_compare_exchange_weak_explicit(&ch->tail, &t, t | SWAIT, memory_order_seq_cst,
+                                                    memory_order_relaxed));
+    /* seq_cst: as above. */
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
+    if (POS(t) - POS(h) < ch->cap) {
+        /* send validates (t, c, SWAIT) -> (t+1, c, 0); close may have set
+         * c meanwhile, which the add keeps. seq_cst: as in ring_push. */
+        atomic_fetch_add_explicit(&ch->tail, ONE - SWAIT, memory_order_seq_cst);
+        put(ch, POS(t), op->item);
+        op->verdict = V_DONE;
+        return false;
+    }
+    return true;
+}
+
+static void send_removed(void *ctx, bool more)
+{
+    struct op *op = ctx;
+    if (!more && !op->ch->given)
+        clear_swait(op->ch);
+}
+
+static const park__wait_ops_t recv_wait_ops = {recv_validate, recv_removed, NULL};
+static const park__wait_ops_t send_wait_ops = {send_validate, send_removed, NULL};
+
+/* ---- operations --------------------------------------------------------------- */
+
+int park_chan_create(park_chan_t **ch, size_t capacity)
+{
+    if (capacity == 0)
+        return EINVAL;
+    if (capacity > (SIZE_MAX - sizeof(park_chan_t)) / sizeof(cell_t) - 64)
+        return ENOMEM;
+    size_t size = sizeof(park_chan_t) + capacity * sizeof(cell_t);
+    park_chan_t *c = aligned_alloc(64, (size + 63) & ~(size_t)63);
+    if (!c)
+        return ENOMEM;
+    atomic_init(&c->tail, 0);
+    atomic_init(&c->head, 0);
+    c->cap = capacity;
+    c->given = c->given_last = NULL;
+    for (size_t i = 0; i < capacity; i++) {
+        atomic_init(&c->cells[i].seq, FREE(i));
+        c->cells[i].item = NULL;
+    }
+    *ch = c;
+    return 0;
+}
+
+int park_chan_destroy(park_chan_t *ch)
+{
+    if (park__wait_has_waiters(rkey(ch)) || park__wait_has_waiters(skey(ch)))
+        return EBUSY;
+    free_given(ch->given);
+    free(ch);
+    return 0;
+}
+
+/* One lock-free attempt (but for kicks it sets off): 0, EAGAIN, EPIPE. */
+static int send_try(park_chan_t *ch, void *item)
+{
+    switch (ring_push(ch, item, 0)) {
+    case RING_DONE:
+        settle(ch, true, false);
+        return 0;
+    case RING_NONE:
+        return EAGAIN;
+    default:
+        /* relaxed: CLOSED is never cleared; seen set, it stays set. */
+        return atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED ? EPIPE : EAGAIN;
+    }
+}
+
+static int recv_try(park_chan_t *ch, void **item)
+{
+    for (;;) {
+        int r = ring_pop(ch, item);
+        if (r == RING_DONE) {
+            settle(ch, false, true);
+            return 0;
+        }
+        if (r == RING_BLOCKED)
+            return EAGAIN; /* receivers are queued ahead */
+        /* relaxed: flags as a hint; the kick decides under the lock. */
+        uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
+        /* Empty while senders wait (their kicks are on the way): pull
+         * their items in rather than fail. */
+        if ((t & SWAIT) && kick_senders(ch, false) > 0) {
+            settle(ch, true, false);
+            continue;
+        }
+        return t & CLOSED ? EPIPE : EAGAIN;
+    }
+}
+
+int park_chan_try_send(park_chan_t *ch, void *item)
+{
+    return send_try(ch, item);
+}
+
+int park_chan_try_recv(park_chan_t *ch, void **item)
+{
+    return recv_try(ch, item);
+}
+
+int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
+{
+    for (;;) {
+        for (int i = 0; i < SPIN; i++) {
+            int err = send_try(ch, item);
+            /* relaxed: a hint to stop spinning behind queued senders. */
+            if (err != EAGAIN || atomic_load_explicit(&ch->tail, memory_order_relaxed) & SWAIT) {
+                if (err != EAGAIN)
+                    return err;
+                break;
+            }
+            park__os_pause();
+        }
+        if (deadline != PARK_FOREVER && park_now() >= deadline)
+            return ETIMEDOUT;
+        struct op op = {ch, item, V_NONE};
+        park__waiter_t w;
+        park__waiter_init(&w, (uintptr_t)item);
+        switch (park__wait(skey(ch), &w, 0, &send_wait_ops, &op, deadline)) {
+        case PARK__WAIT_GRANTED:
+            return (int)w.grant; /* 0: a kick put the item in; or EPIPE */
+        case PARK__WAIT_TIMEDOUT:
+            return ETIMEDOUT;
+        default:
+            break;
+        }
+        if (op.verdict == V_DONE) {
+            settle(ch, true, false);
+            return 0;
+        }
+        if (op.verdict == V_CLOSED)
+            return EPIPE;
+    }
+}
+
+int park_chan_send(park_chan_t *ch, void *item)
+{
+    return park_chan_send_until(ch, item, PARK_FOREVER);
+}
+
+int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
+{
+    for (;;) {
+        for (int i = 0; i < SPIN; i++) {
+            int err = recv_try(ch, item);
+            /* relaxed: a hint to stop spinning behind queued receivers. */
+            if (err != EAGAIN || atomic_load_explicit(&ch->head, memory_order_relaxed) & RWAIT) {
+                if (err != EAGAIN)
+                    return err;
+                break;
+            }
+            park__os_pause();
+        }
+        if (deadline != PARK_FOREVER && park_now() >= deadline)
+            return ETIMEDOUT;
+        struct op op = {ch, NULL, V_NONE};
+        park__waiter_t w;
+        park__waiter_init(&w, (uintptr_t)&op.item);
+        switch (park__wait(rkey(ch), &w, 0, &recv_wait_ops, &op, deadline)) {
+        case PARK__WAIT_GRANTED:
+            if (w.grant != 0)
+                return (int)w.grant; /* EPIPE */
+            *item = op.item;         /* a kick took it out for us */
+            return 0;
+        case PARK__WAIT_TIMEDOUT:
+            return ETIMEDOUT;
+        default:
+            break;
+        }
+        if (op.verdict == V_DONE) {
+            *item = op.item;
+            settle(ch, false, true);
+            return 0;
+        }
+        if (op.verdict == V_CLOSED)
+            return EPIPE;
+    }
+}
+
+int park_chan_recv(park_chan_t *ch, void **item)
+{
+    return park_chan_recv_until(ch, item, PARK_FOREVER);
+}
+
+void park_chan_close(park_chan_t *ch)
+{
+    /* close (t, 0, s) -> (t, CLOSED, s). seq_cst: a validate that runs
+     * after the kicks below sees it. */
+    atomic_fetch_or_explicit(&ch->tail, CLOSED, memory_order_seq_cst);
+    size_t pushed = kick_senders(ch, true);
+    size_t popped = kick_receivers(ch, true);
+    settle(ch, pushed > 0, popped > 0);
+}
+
+/* ---- given-back items ---------------------------------------------------------- */
+
+struct give {
+    park_chan_t *ch;
+    given_t *node;
+    bool listed; /* the node went onto the list */
+    size_t moved;
+    given_t *freed;
+};
+
+static unsigned give_select(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    (void)w;
+    return PARK__SELECT_STOP; /* queued senders come after the item */
+}
+
+/* Senders' lock held. */
+static void give_finish(void *ctx, bool more)
+{
+    struct give *g = ctx;
+    park_chan_t *ch = g->ch;
+    /* relaxed: SWAIT changes only under this lock. */
+    if (!(atomic_load_explicit(&ch->tail, memory_order_relaxed) & SWAIT) &&
+        ring_push(ch, g->node->item, CLOSED) == RING_DONE) {
+        g->moved = 1;
+        return;
+    }
+    g->node->next = NULL;
+    if (ch->given)
+        ch->given_last->next = g->node;
+    else
+        ch->given = g->node;
+    ch->given_last = g->node;
+    g->listed = true;
+    /* (t, c, s) -> (t, c, SWAIT): the list counts as a queued sender.
+     * seq_cst: pairs with the CAS in ring_pop, as in send_validate. */
+    atomic_fetch_or_explicit(&ch->tail, SWAIT, memory_order_seq_cst);
+    struct kick k = {.ch = ch};
+    drain_given(&k);
+    g->moved = k.moved;
+    g->freed = k.freed;
+    if (!more && !ch->given)
+        clear_swait(ch);
+}
+
+/* Puts an item taken out of ch back in at the end, beyond the capacity if
+ * the ring is full. Never blocks (but for memory: see below). */
+static void give_back_item(park_chan_t *ch, void *item)
+{
+    if (ring_push(ch, item, CLOSED) == RING_DONE) {
+        settle(ch, true, false);
+        return;
+    }
+    /* Allocated before the lock; without memory the item would be lost, so
+     * wait for some. */
+    given_t *node;
+    while (!(node = malloc(sizeof *node)))
+        park__os_yield();
+    node->item = item;
+    struct give g = {.ch = ch, .node = node};
+    park__unpark(skey(ch), give_select, give_finish, &g);
+    if (!g.listed)
+        free(node);
+    free_given(g.freed);
+    settle(ch, g.moved > 0, false);
+}
+
+/* ---- asynchronous send and receive (lib/async.h) ------------------------------ */
+
+static int acq_outcome(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    return (int)w->grant; /* 0, or EPIPE from close */
+}
+
+static void *recv_granted(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    return ((struct op *)ctx)->item;
+}
+
+static void recv_give_back(void *ctx, park__waiter_t *w)
+{
+    struct op *op = ctx;
+    (void)w;
+    give_back_item(op->ch, op->item);
+}
+
+static void send_give_back(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    (void)w; /* the item went in: nothing is held */
+}
+
+static const park__acq_ops_t recv_acq_ops = {
+    .wait = &recv_wait_ops,
+    .granted = recv_granted,
+    .outcome = acq_outcome,
+    .give_back = recv_give_back,
+};
+
+static const park__acq_ops_t send_acq_ops = {
+    .wait = &send_wait_ops,
+    .outcome = acq_outcome,
+    .give_back = send_give_back,
+};
+
+/* Completes an acquisition that was never left queued as a grant would:
+ * so a receive task completed with an item gives it back if it is dropped
+ * unseen, like one granted later. */
+static park_task_t *grant_now(park_task_t *t, int err)
+{
+    park__waiter_t *w = park__acq_waiter(t);
+    w->grant = (uintptr_t)err;
+    w->notify(w);
+    return t;
+}
+
+park_task_t *park_chan_recv_async(park_chan_t *ch, park_pool_t *pool)
+{
+    /* The task first: once an item is taken it must have somewhere to go. */
+    park_task_t *t = park__acq_new(pool, &recv_acq_ops, rkey(ch), 0);
+    if (!t)
+        return NULL;
+    struct op *op = park__acq_ctx(t);
+    op->ch = ch;
+    park__acq_waiter(t)->want = (uintptr_t)&op->item;
+    for (;;) {
+        int err = recv_try(ch, &op->item);
+        if (err != EAGAIN)
+            return grant_now(t, err);
+        op->verdict = V_NONE;
+        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
+            return t;
+        if (op->verdict == V_DONE) {
+            settle(ch, false, true);
+            return grant_now(t, 0);
+        }
+        if (op->verdict == V_CLOSED)
+            return grant_now(t, EPIPE);
+    }
+}
+
+park_task_t *park_chan_send_async(park_chan_t *ch, park_pool_t *pool, void *item)
+{
+    park_task_t *t = NULL;
+    for (;;) {
+        int err = send_try(ch, item);
+        if (err == EAGAIN) {
+            if (!t) {
+                t = park__acq_new(pool, &send_acq_ops, skey(ch), (uintptr_t)item);
+                if (!t)
+                    return NULL;
+                struct op *op = park__acq_ctx(t);
+                op->ch = ch;
+                op->item = item;
+            }
+            struct op *op = park__acq_ctx(t);
+            op->verdict = V_NONE;
+            if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
+                return t;
+            if (op->verdict == V_NONE)
+                continue;
+            err = op->verdict == V_DONE ? 0 : EPIPE;
+            if (err == 0)
+                settle(ch, true, false);
+        }
+        if (err == 0) {
+            if (t)
+                park__acq_discard(t);
+            return park__task_ready();
+        }
+        return t ? grant_now(t, err) : park__task_completed(err, NULL);
+    }
+}
