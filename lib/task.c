@@ -29,10 +29,16 @@
 #include <string.h>
 
 #include "async.h"
+#include "os/os.h"
 #include "pool/pool.h"
 
 #define PERMANENT UINT32_MAX /* refs of a shared, never freed task */
-#define HOLD 0x80000000u     /* in refs: a queue holds the acquisition */
+/* refs: the holders' references (USERS: callers, continuations), the
+ * library's own (INTERNAL: a timer's), and HOLD (a queue holds the
+ * acquisition). Only the holders' count decides "the last reference". */
+#define USERS 0x00ffffffu
+#define INTERNAL 0x01000000u
+#define HOLD 0x80000000u
 
 typedef struct cont cont_t;
 
@@ -184,11 +190,26 @@ void park_task_release(park_task_t *t)
     uint32_t v = atomic_load_explicit(&t->refs, memory_order_relaxed);
     if (v == PERMANENT)
         return;
-    /* The last reference to an acquisition whose outcome nobody has seen:
-     * cancel it, or hand back what it was granted, still holding ours
-     * (nobody else can drop one now). */
-    if ((v & ~HOLD) == 1 && t->acq && !atomic_load_explicit(&t->observed, memory_order_relaxed))
-        acq_abandon(t);
+    if (t->acq) { /* read while we hold a reference */
+        for (;;) {
+            if ((v & USERS) == 1) {
+                /* The last holder (a timer's or a queue's hold aside):
+                 * nobody else can drop or take a reference now. An
+                 * acquisition whose outcome nobody has seen is cancelled,
+                 * or what it was granted is handed back, while ours keeps
+                 * it alive. */
+                if (!atomic_load_explicit(&t->observed, memory_order_relaxed))
+                    acq_abandon(t);
+                break;
+            }
+            /* Not the last: a CAS, so that two holders dropping at once
+             * cannot both miss being the last. relaxed: as below, a
+             * non-last release needs no ordering but the final one's. */
+            if (atomic_compare_exchange_weak_explicit(&t->refs, &v, v - 1, memory_order_release,
+                                                      memory_order_relaxed))
+                return;
+        }
+    }
     /* acq_rel: the last release sees every other holder's writes. */
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
         block_free(t);
@@ -199,6 +220,23 @@ static void drop_hold(park_task_t *t)
 {
     /* acq_rel: as in park_task_release. */
     if (atomic_fetch_and_explicit(&t->refs, ~HOLD, memory_order_acq_rel) == HOLD)
+        block_free(t);
+}
+
+park_task_t *park__task_retain_internal(park_task_t *t)
+{
+    if (atomic_load_explicit(&t->refs, memory_order_relaxed) != PERMANENT)
+        /* relaxed: the caller holds a reference. */
+        atomic_fetch_add_explicit(&t->refs, INTERNAL, memory_order_relaxed);
+    return t;
+}
+
+void park__task_release_internal(park_task_t *t)
+{
+    if (atomic_load_explicit(&t->refs, memory_order_relaxed) == PERMANENT)
+        return;
+    /* acq_rel: as in park_task_release. */
+    if (atomic_fetch_sub_explicit(&t->refs, INTERNAL, memory_order_acq_rel) == INTERNAL)
         block_free(t);
 }
 
@@ -218,15 +256,28 @@ static void schedule(cont_t *c)
         cont_job(c);
 }
 
+/* The loser of a completion race: returns EALREADY once the winner's
+ * outcome is visible, so that the loser sees it at once (the winner is a
+ * few stores from publishing it). */
+static int lost(const park_task_t *t)
+{
+    for (unsigned n = 0; !park__latch_is_set((park__latch_t *)&t->done); n++) {
+        if (n < 64)
+            park__os_pause();
+        else
+            park__os_yield(); /* the winner was preempted */
+    }
+    return EALREADY;
+}
+
 int park__task_complete(park_task_t *t, int err, void *result)
 {
     /* A plain look first: completing a completed task writes nothing (the
      * shared ready task is never written). relaxed: decided again below. */
-    if (atomic_load_explicit(&t->claimed, memory_order_relaxed))
-        return EALREADY;
-    /* acquire: keeps the writes below after the win. */
-    if (atomic_exchange_explicit(&t->claimed, 1, memory_order_acquire))
-        return EALREADY;
+    if (atomic_load_explicit(&t->claimed, memory_order_relaxed) ||
+        /* acquire: keeps the writes below after the win. */
+        atomic_exchange_explicit(&t->claimed, 1, memory_order_acquire))
+        return lost(t);
     t->err = err;
     t->result = result;
     park__latch_set(&t->done); /* release: publishes err and result */
@@ -257,6 +308,7 @@ int park_task_complete(park_task_t *t, int err, void *result)
 }
 
 static int acq_cancel(park_task_t *t, int err);
+static void observe(const park_task_t *t);
 
 int park__task_cancel(park_task_t *t, int err)
 {
@@ -267,7 +319,10 @@ int park__task_cancel(park_task_t *t, int err)
 
 int park_task_cancel(park_task_t *t)
 {
-    return park__task_cancel(t, ECANCELED);
+    int r = park__task_cancel(t, ECANCELED);
+    if (r == EALREADY)
+        observe(t); /* the caller learnt that the grant is its own */
+    return r;
 }
 
 /* An acquisition whose outcome was seen is the holder's to release. */
@@ -337,6 +392,7 @@ static cont_t *cont_new(park_task_t *t, park_pool_t *pool, void (*run)(cont_t *)
     c->fn = NULL;
     c->arg = NULL;
     c->task = park_task_retain(t);
+    observe(t); /* the continuation (or a combinator) will see the outcome */
     c->pool = pool;
     c->index = 0;
     return c;
@@ -361,7 +417,6 @@ int park_task_then(park_task_t *t, park_pool_t *pool, void (*fn)(park_task_t *do
     cont_t *c = cont_new(t, pool, run_user);
     if (!c)
         return ENOMEM;
-    observe(t); /* the continuation will */
     c->fn = fn;
     c->arg = arg;
     attach(t, c);

@@ -112,5 +112,9 @@ void park__timer_shutdown(park_pool_t *pool);
  * acquisition leaves its queue first: lib/async.h). */
 int park__task_complete(park_task_t *t, int err, void *result);
 int park__task_cancel(park_task_t *t, int err);
+/* A reference of the library's own (a timer's), which does not count as a
+ * holder's when a holder drops the last one (lib/async.h). */
+park_task_t *park__task_retain_internal(park_task_t *t);
+void park__task_release_internal(park_task_t *t);
 
 #endif /* PARK_LIB_POOL_POOL_H */

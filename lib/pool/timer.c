@@ -74,7 +74,7 @@ static void fire(entry_t e, int err)
         park__task_complete(e.task, err, NULL);
     else /* a deadline cancels (an acquisition leaves its queue) */
         park__task_cancel(e.task, err ? err : ETIMEDOUT);
-    park_task_release(e.task);
+    park__task_release_internal(e.task);
 }
 
 typedef struct sleep_ctx {
@@ -158,7 +158,7 @@ int park__timer_arm(park_pool_t *pool, park_task_t *t, park_time_t when, park__t
         tm->heap = h;
         tm->cap = cap;
     }
-    tm->heap[tm->n] = (entry_t){when, park_task_retain(t), kind};
+    tm->heap[tm->n] = (entry_t){when, park__task_retain_internal(t), kind};
     sift_up(tm->heap, tm->n++);
     bool earliest = tm->heap[0].task == t && tm->heap[0].when == when;
     if (earliest)
