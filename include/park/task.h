@@ -47,7 +47,10 @@ PARK_API park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void
                                     void *arg);
 
 /* Completes t with err and result: 0, or EALREADY if t had completed (t
- * unchanged). Release ordering. Never blocks and runs no continuation. */
+ * unchanged; the winner's outcome is visible when EALREADY returns). The
+ * caller must hold a reference to t. Release ordering. Never blocks (a
+ * loser may wait the few instructions until the winner has published) and
+ * runs no continuation. */
 PARK_API int park_task_complete(park_task_t *t, int err, void *result);
 
 /* Completes a pending t with ECANCELED: 0, or EALREADY if it had completed.
@@ -115,7 +118,10 @@ PARK_API park_task_t *park_task_when_any(park_pool_t *pool, park_task_t *const *
 PARK_API park_task_t *park_task_retain(park_task_t *t);
 
 /* Drops a reference; the last one frees t. Releasing the last reference to
- * a pending acquisition cancels it. Never blocks. */
+ * an acquisition whose outcome nobody has seen (no park_task_done returning
+ * true, park_task_result, park_task_wait, park_task_then, combinator, or a
+ * cancel that returned EALREADY) cancels it, and what it was granted
+ * meanwhile goes back to the primitive. Never blocks. */
 PARK_API void park_task_release(park_task_t *t);
 
 PARK_END_DECLS
