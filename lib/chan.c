@@ -49,8 +49,10 @@
  *                                              granted
  *
  * No lost wake-up (rule 3): a waiter sets its flag and then reads the
- * other side's position; a lock-free operation advances its position and
- * then reads the other side's flag (all four sequentially consistent).
+ * other side's position; an operation advances its position and then
+ * reads the other side's flag (all four sequentially consistent), before
+ * it writes the item (frees the slot): after that hand-over it touches the
+ * channel only to kick waiters (rule 9).
  * Either the waiter sees the new item (room) and takes it itself instead
  * of queueing, or the operation sees the flag and kicks the queue (settle).
  * A flag already set means older waiters are queued: a newcomer queues
@@ -114,6 +116,7 @@ struct op {
     park_chan_t *ch;
     void *item;  /* send: the item; recv: where a granted item lands */
     int verdict; /* set by validate when it did not enqueue */
+    bool kick;   /* with V_DONE: the other side has waiters to kick */
 };
 
 _Static_assert(sizeof(struct op) <= PARK__ACQ_CTX_SIZE, "an op fits an acquisition");
@@ -173,8 +176,9 @@ static void *take(park_chan_t *ch, uint64_t pos)
 }
 
 /* Appends item without a lock unless tail carries a flag outside `allow`:
- * RING_DONE, RING_NONE (full) or RING_BLOCKED. */
-static int ring_push(park_chan_t *ch, void *item, uint64_t allow)
+ * RING_DONE (*kick: receivers are queued), RING_NONE (full) or
+ * RING_BLOCKED. */
+static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
 {
     unsigned spins = 0;
     /* relaxed: a guess, checked by the CAS. */
@@ -187,9 +191,13 @@ static int ring_push(park_chan_t *ch, void *item, uint64_t allow)
         uint64_t seq = atomic_load_explicit(&cell_of(ch, pos)->seq, memory_order_acquire);
         if (seq == FREE(pos)) {
             /* try send (t, c, s) -> (t+1, c, s). seq_cst: announces the item
-             * before settle reads RWAIT; pairs with recv_validate. */
+             * before RWAIT is read; pairs with recv_validate. */
             if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + ONE, memory_order_seq_cst,
                                                       memory_order_relaxed)) {
+                /* Read before the item is handed over (rule 9: a receiver
+                 * may destroy the channel once it has the item). seq_cst:
+                 * see "No lost wake-up". */
+                *kick = atomic_load_explicit(&ch->head, memory_order_seq_cst) & RWAIT;
                 put(ch, pos, item);
                 return RING_DONE;
             }
@@ -211,8 +219,9 @@ static int ring_push(park_chan_t *ch, void *item, uint64_t allow)
 }
 
 /* Takes the oldest item without a lock unless receivers are queued:
- * RING_DONE, RING_NONE (empty) or RING_BLOCKED. */
-static int ring_pop(park_chan_t *ch, void **item)
+ * RING_DONE (*kick: senders are queued), RING_NONE (empty) or
+ * RING_BLOCKED. */
+static int ring_pop(park_chan_t *ch, void **item, bool *kick)
 {
     unsigned spins = 0;
     /* relaxed: a guess, checked by the CAS. */
@@ -225,9 +234,11 @@ static int ring_pop(park_chan_t *ch, void **item)
         uint64_t seq = atomic_load_explicit(&cell_of(ch, pos)->seq, memory_order_acquire);
         if (seq == FULL(pos)) {
             /* try recv (h, 0) -> (h+1, 0). seq_cst: announces the room
-             * before settle reads SWAIT; pairs with send_validate. */
+             * before SWAIT is read; pairs with send_validate. */
             if (atomic_compare_exchange_weak_explicit(&ch->head, &h, h + ONE, memory_order_seq_cst,
                                                       memory_order_relaxed)) {
+                /* Read before the slot is handed over, as in ring_push. */
+                *kick = atomic_load_explicit(&ch->tail, memory_order_seq_cst) & SWAIT;
                 *item = take(ch, pos);
                 return RING_DONE;
             }
@@ -284,7 +295,9 @@ struct kick {
     park_chan_t *ch;
     bool closing;   /* grant EPIPE where no item can be handed over */
     bool drained;   /* the given-back list was moved first */
+    bool seen;      /* a waiter was shown */
     size_t moved;   /* positions moved */
+    bool other;     /* the other side has waiters to kick now */
     given_t *freed; /* list nodes to free after the lock */
 };
 
@@ -322,6 +335,7 @@ static unsigned kick_receiver(void *ctx, park__waiter_t *w)
 {
     struct kick *k = ctx;
     void *item;
+    k->seen = true;
     if (pop_owned(k->ch, &item)) {
         *(void **)w->want = item;
         w->grant = 0;
@@ -334,11 +348,17 @@ static unsigned kick_receiver(void *ctx, park__waiter_t *w)
     return PARK__SELECT_GRANT;
 }
 
+/* Touches the channel only if receivers were queued: a kick may come
+ * after the channel is gone (see settle). */
 static void kick_receivers_done(void *ctx, bool more)
 {
     struct kick *k = ctx;
-    if (!more)
+    if (k->seen && !more)
         clear_rwait(k->ch);
+    /* Before the receivers are woken (they may destroy the channel).
+     * seq_cst: pairs with send_validate, as in ring_pop. */
+    if (k->moved)
+        k->other = atomic_load_explicit(&k->ch->tail, memory_order_seq_cst) & SWAIT;
 }
 
 static unsigned kick_sender(void *ctx, park__waiter_t *w)
@@ -365,6 +385,9 @@ static void kick_senders_done(void *ctx, bool more)
         drain_given(k);
     if (!more && !k->ch->given)
         clear_swait(k->ch);
+    /* seq_cst: pairs with recv_validate, as in ring_push. */
+    if (k->moved)
+        k->other = atomic_load_explicit(&k->ch->head, memory_order_seq_cst) & RWAIT;
 }
 
 static void free_given(given_t *g)
@@ -376,37 +399,47 @@ static void free_given(given_t *g)
     }
 }
 
-static size_t kick_receivers(park_chan_t *ch, bool closing)
+/* Hands items to the oldest receivers: how many; *senders: senders are
+ * queued (room was made for them). */
+static size_t kick_receivers(park_chan_t *ch, bool closing, bool *senders)
 {
     struct kick k = {.ch = ch, .closing = closing};
     park__unpark(rkey(ch), kick_receiver, kick_receivers_done, &k);
+    *senders = k.other;
     return k.moved;
 }
 
-static size_t kick_senders(park_chan_t *ch, bool closing)
+/* Moves the oldest senders' items in: how many; *receivers: receivers are
+ * queued (items came for them). */
+static size_t kick_senders(park_chan_t *ch, bool closing, bool *receivers)
 {
     struct kick k = {.ch = ch, .closing = closing};
     park__unpark(skey(ch), kick_sender, kick_senders_done, &k);
     free_given(k.freed);
+    *receivers = k.other;
     return k.moved;
 }
 
-/* After positions moved: a push (pushed) may have put an item in front of
- * queued receivers, a pop (popped) may have made room for queued senders.
- * Kicking one side moves positions of the other, so this runs until
- * nothing more moves. seq_cst loads: see "No lost wake-up" above. */
-static void settle(park_chan_t *ch, bool pushed, bool popped)
+/* After a position moved, with the other side's flag read after the move
+ * and before the hand-over: kicks the receivers (an item came for them)
+ * and the senders (room came for them). Kicking one side moves positions
+ * of the other, so this runs until nothing more moves. It reads the
+ * channel only inside kicks that find waiters, so a send or receive whose
+ * item or slot was taken over (and the channel destroyed) touches nothing
+ * of it (rule 9). */
+static void settle(park_chan_t *ch, bool receivers, bool senders)
 {
-    while (pushed || popped) {
-        if (pushed) {
-            pushed = false;
-            if (atomic_load_explicit(&ch->head, memory_order_seq_cst) & RWAIT)
-                popped = kick_receivers(ch, false) > 0 || popped;
+    while (receivers || senders) {
+        bool more = false;
+        if (receivers) {
+            receivers = false;
+            kick_receivers(ch, false, &more);
+            senders = senders || more;
         }
-        if (popped) {
-            popped = false;
-            if (atomic_load_explicit(&ch->tail, memory_order_seq_cst) & SWAIT)
-                pushed = kick_senders(ch, false) > 0;
+        if (senders) {
+            senders = false;
+            kick_senders(ch, false, &more);
+            receivers = receivers || more;
         }
     }
 }
@@ -433,6 +466,8 @@ static bool recv_validate(void *ctx)
     if (POS(t) > POS(h)) {
         /* recv validates (h, RWAIT) -> (h+1, 0). seq_cst: as in ring_pop. */
         atomic_fetch_add_explicit(&ch->head, ONE - RWAIT, memory_order_seq_cst);
+        /* seq_cst: as in ring_pop. */
+        op->kick = atomic_load_explicit(&ch->tail, memory_order_seq_cst) & SWAIT;
         op->item = take(ch, POS(h));
         op->verdict = V_DONE;
         return false;
@@ -477,6 +512,8 @@ static bool send_validate(void *ctx)
         /* send validates (t, c, SWAIT) -> (t+1, c, 0); close may have set
          * c meanwhile, which the add keeps. seq_cst: as in ring_push. */
         atomic_fetch_add_explicit(&ch->tail, ONE - SWAIT, memory_order_seq_cst);
+        /* seq_cst: as in ring_push. */
+        op->kick = atomic_load_explicit(&ch->head, memory_order_seq_cst) & RWAIT;
         put(ch, POS(t), op->item);
         op->verdict = V_DONE;
         return false;
@@ -530,9 +567,10 @@ int park_chan_destroy(park_chan_t *ch)
 /* One lock-free attempt (but for kicks it sets off): 0, EAGAIN, EPIPE. */
 static int send_try(park_chan_t *ch, void *item)
 {
-    switch (ring_push(ch, item, 0)) {
+    bool kick;
+    switch (ring_push(ch, item, 0, &kick)) {
     case RING_DONE:
-        settle(ch, true, false);
+        settle(ch, kick, false);
         return 0;
     case RING_NONE:
         return EAGAIN;
@@ -545,9 +583,10 @@ static int send_try(park_chan_t *ch, void *item)
 static int recv_try(park_chan_t *ch, void **item)
 {
     for (;;) {
-        int r = ring_pop(ch, item);
+        bool kick;
+        int r = ring_pop(ch, item, &kick);
         if (r == RING_DONE) {
-            settle(ch, false, true);
+            settle(ch, false, kick);
             return 0;
         }
         if (r == RING_BLOCKED)
@@ -556,8 +595,8 @@ static int recv_try(park_chan_t *ch, void **item)
         uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
         /* Empty while senders wait (their kicks are on the way): pull
          * their items in rather than fail. */
-        if ((t & SWAIT) && kick_senders(ch, false) > 0) {
-            settle(ch, true, false);
+        if ((t & SWAIT) && kick_senders(ch, false, &kick) > 0) {
+            settle(ch, kick, false);
             continue;
         }
         return t & CLOSED ? EPIPE : EAGAIN;
@@ -589,7 +628,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
         }
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
-        struct op op = {ch, item, V_NONE};
+        struct op op = {.ch = ch, .item = item};
         park__waiter_t w;
         park__waiter_init(&w, (uintptr_t)item);
         switch (park__wait(skey(ch), &w, 0, &send_wait_ops, &op, deadline)) {
@@ -601,7 +640,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             break;
         }
         if (op.verdict == V_DONE) {
-            settle(ch, true, false);
+            settle(ch, op.kick, false);
             return 0;
         }
         if (op.verdict == V_CLOSED)
@@ -629,7 +668,7 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
         }
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
-        struct op op = {ch, NULL, V_NONE};
+        struct op op = {.ch = ch};
         park__waiter_t w;
         park__waiter_init(&w, (uintptr_t)&op.item);
         switch (park__wait(rkey(ch), &w, 0, &recv_wait_ops, &op, deadline)) {
@@ -645,7 +684,7 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
         }
         if (op.verdict == V_DONE) {
             *item = op.item;
-            settle(ch, false, true);
+            settle(ch, false, op.kick);
             return 0;
         }
         if (op.verdict == V_CLOSED)
@@ -663,9 +702,10 @@ void park_chan_close(park_chan_t *ch)
     /* close (t, 0, s) -> (t, CLOSED, s). seq_cst: a validate that runs
      * after the kicks below sees it. */
     atomic_fetch_or_explicit(&ch->tail, CLOSED, memory_order_seq_cst);
-    size_t pushed = kick_senders(ch, true);
-    size_t popped = kick_receivers(ch, true);
-    settle(ch, pushed > 0, popped > 0);
+    bool receivers, senders;
+    kick_senders(ch, true, &receivers);
+    kick_receivers(ch, true, &senders);
+    settle(ch, receivers, senders);
 }
 
 /* ---- given-back items ---------------------------------------------------------- */
@@ -674,7 +714,7 @@ struct give {
     park_chan_t *ch;
     given_t *node;
     bool listed; /* the node went onto the list */
-    size_t moved;
+    bool kick;   /* receivers are queued */
     given_t *freed;
 };
 
@@ -692,10 +732,8 @@ static void give_finish(void *ctx, bool more)
     park_chan_t *ch = g->ch;
     /* relaxed: SWAIT changes only under this lock. */
     if (!(atomic_load_explicit(&ch->tail, memory_order_relaxed) & SWAIT) &&
-        ring_push(ch, g->node->item, CLOSED) == RING_DONE) {
-        g->moved = 1;
+        ring_push(ch, g->node->item, CLOSED, &g->kick) == RING_DONE)
         return;
-    }
     g->node->next = NULL;
     if (ch->given)
         ch->given_last->next = g->node;
@@ -708,18 +746,20 @@ static void give_finish(void *ctx, bool more)
     atomic_fetch_or_explicit(&ch->tail, SWAIT, memory_order_seq_cst);
     struct kick k = {.ch = ch};
     drain_given(&k);
-    g->moved = k.moved;
     g->freed = k.freed;
     if (!more && !ch->given)
         clear_swait(ch);
+    /* seq_cst: as in kick_senders_done. */
+    g->kick = k.moved && atomic_load_explicit(&ch->head, memory_order_seq_cst) & RWAIT;
 }
 
 /* Puts an item taken out of ch back in at the end, beyond the capacity if
  * the ring is full. Never blocks (but for memory: see below). */
 static void give_back_item(park_chan_t *ch, void *item)
 {
-    if (ring_push(ch, item, CLOSED) == RING_DONE) {
-        settle(ch, true, false);
+    bool kick;
+    if (ring_push(ch, item, CLOSED, &kick) == RING_DONE) {
+        settle(ch, kick, false);
         return;
     }
     /* Allocated before the lock; without memory the item would be lost, so
@@ -733,7 +773,7 @@ static void give_back_item(park_chan_t *ch, void *item)
     if (!g.listed)
         free(node);
     free_given(g.freed);
-    settle(ch, g.moved > 0, false);
+    settle(ch, g.kick, false);
 }
 
 /* ---- asynchronous send and receive (lib/async.h) ------------------------------ */
@@ -804,7 +844,7 @@ park_task_t *park_chan_recv_async(park_chan_t *ch, park_pool_t *pool)
         if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
             return t;
         if (op->verdict == V_DONE) {
-            settle(ch, false, true);
+            settle(ch, false, op->kick);
             return grant_now(t, 0);
         }
         if (op->verdict == V_CLOSED)
@@ -834,7 +874,7 @@ park_task_t *park_chan_send_async(park_chan_t *ch, park_pool_t *pool, void *item
                 continue;
             err = op->verdict == V_DONE ? 0 : EPIPE;
             if (err == 0)
-                settle(ch, true, false);
+                settle(ch, op->kick, false);
         }
         if (err == 0) {
             if (t)
