@@ -45,6 +45,7 @@
  *                                              oldest sender's item goes in
  *   last sender     (t, c, SWAIT) -> (t, c, 0) and, senders' lock
  *     leaves
+ *   give back       (t, c, s) -> (t, c, SWAIT) or, senders' lock: ring full
  *   close           (t, 0, s) -> (t, CLOSED, s)  or; then every waiter is
  *                                              granted
  *
@@ -62,7 +63,9 @@
  * Hand-off: a kick, under the waiters' bucket lock, moves an item from the
  * ring to the oldest receiver (w->want points at its slot; w->grant is 0)
  * or the oldest sender's item (w->want) into the ring; then it checks the
- * other side in turn, since it moved a position too. Close grants EPIPE.
+ * other side in turn, since it moved a position too. Close grants every
+ * queued sender EPIPE, and every queued receiver a buffered item while
+ * there is one, then EPIPE.
  * A granted waiter owns the outcome from the moment it is dequeued; one
  * that times out or is cancelled first leaves with nothing taken.
  *
@@ -70,7 +73,8 @@
  * gives the item back (rule 5). It goes into the ring if there is room;
  * otherwise onto a list under the senders' lock, counted as a queued
  * sender (SWAIT), whose items kicks move into the ring before any queued
- * sender's. */
+ * sender's. The list node is allocated outside the lock; without memory
+ * the give-back waits for some rather than lose the item. */
 #include <errno.h>
 #include <stdlib.h>
 
