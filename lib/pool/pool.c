@@ -49,7 +49,8 @@
 #define SEARCHERS(v) ((v) >> 16)
 
 #define MAX_THREADS 4096
-#define SPIN_ROUNDS 64      /* rounds of looking for work before sleeping */
+#define SPIN_PAUSES 16      /* rounds of looking for work, pausing between */
+#define SPIN_YIELDS 8       /* ... then yielding between, before sleeping */
 #define RING_FULL_YIELDS 16 /* an outside producer's yields before it spills */
 
 static _Thread_local park__worker_t *tls_worker;
@@ -541,11 +542,11 @@ static void *worker_main(void *arg)
     for (;;) {
         park__job_t job;
         bool found = false;
-        for (int round = 0; round < SPIN_ROUNDS && !found; round++) {
+        for (int round = 0; round < SPIN_PAUSES + SPIN_YIELDS && !found; round++) {
             found = find_work(w, &job);
             if (!found && atomic_load_explicit(&pool->stop, memory_order_acquire))
                 break;
-            if (!found && round < SPIN_ROUNDS / 4)
+            if (!found && round < SPIN_PAUSES)
                 park__os_pause();
             else if (!found)
                 park__os_yield(); /* let a runnable producer have the CPU */
