@@ -592,37 +592,15 @@ static int push_local(park__worker_t *w, void (*fn)(void *), void *arg)
     return -1;
 }
 
-int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
+/* Pushes on ring r with push (sp_push or ring_push) and wakes a worker.
+ * A full ring means the workers are behind: the producer gives them its
+ * processor `yields` times before it spills to the (allocating, locked)
+ * overflow list. */
+static int push_ring(park_pool_t *pool, park__ring_t *r,
+                     bool (*push)(park__ring_t *, void (*)(void *), void *), int yields,
+                     void (*fn)(void *), void *arg)
 {
-    park__worker_t *w = tls_worker;
-    if (w && w->pool == pool && push_local(w, fn, arg) == 0)
-        return 0;
-    if (!w) {
-        unsigned id = my_id();
-        park__ring_t *r = id < PARK__MAX_PRODUCERS ? producer_ring(pool, id) : NULL;
-        if (r) {
-            /* A full ring means the workers are behind: the producer gives
-             * them its processor a few times before it spills to the
-             * (allocating, locked) overflow list. */
-            for (int yields = RING_FULL_YIELDS; !sp_push(r, fn, arg); yields--) {
-                if (yields == 0) {
-                    int err = overflow_push(pool, fn, arg);
-                    if (err)
-                        return err;
-                    break;
-                }
-                notify(pool);
-                park__os_yield();
-            }
-            notify(pool);
-            return 0;
-        }
-    }
-    /* A worker of another pool (or a thread without a producer id): the
-     * workers' shared rings, spread by thread. */
-    park__ring_t *r = w && w->pool == pool ? &w->ring : shared_ring(pool);
-    int yields = w ? 0 : RING_FULL_YIELDS;
-    while (!ring_push(r, fn, arg)) {
+    while (!push(r, fn, arg)) {
         if (yields-- <= 0) {
             int err = overflow_push(pool, fn, arg);
             if (err)
@@ -634,6 +612,23 @@ int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
     }
     notify(pool);
     return 0;
+}
+
+int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
+{
+    park__worker_t *w = tls_worker;
+    if (w && w->pool == pool && push_local(w, fn, arg) == 0)
+        return 0;
+    if (!w) {
+        unsigned id = my_id();
+        park__ring_t *r = id < PARK__MAX_PRODUCERS ? producer_ring(pool, id) : NULL;
+        if (r)
+            return push_ring(pool, r, sp_push, RING_FULL_YIELDS, fn, arg);
+    }
+    /* A worker of another pool (or a thread without a producer id): the
+     * workers' shared rings, spread by thread. */
+    park__ring_t *r = w && w->pool == pool ? &w->ring : shared_ring(pool);
+    return push_ring(pool, r, ring_push, w ? 0 : RING_FULL_YIELDS, fn, arg);
 }
 
 int park_pool_submit(park_pool_t *pool, void (*fn)(void *), void *arg)

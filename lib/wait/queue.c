@@ -169,25 +169,32 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
     }
 }
 
-int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
-               void *ctx, park_time_t deadline)
+/* With the bucket locked, enqueues w if validate agrees: false if not. */
+static bool enqueue(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
+                    void *ctx)
 {
     bucket_t *b = bucket_of(key);
     bucket_lock(b);
-    if (!ops->validate(ctx)) {
-        bucket_unlock(b);
-        return PARK__WAIT_INVALID;
+    bool valid = ops->validate(ctx);
+    if (valid) {
+        w->key = key;
+        w->queued = true;
+        /* relaxed: published to wakers by the bucket unlock below. */
+        atomic_store_explicit(&w->woken, 0, memory_order_relaxed);
+        if (flags & PARK__WAIT_FRONT)
+            link_front(b, w);
+        else
+            link_back(b, w);
     }
-    w->key = key;
-    w->queued = true;
-    /* relaxed: published to wakers by the bucket unlock below. */
-    atomic_store_explicit(&w->woken, 0, memory_order_relaxed);
-    if (flags & PARK__WAIT_FRONT)
-        link_front(b, w);
-    else
-        link_back(b, w);
     bucket_unlock(b);
+    return valid;
+}
 
+int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
+               void *ctx, park_time_t deadline)
+{
+    if (!enqueue(key, w, flags, ops, ctx))
+        return PARK__WAIT_INVALID;
     int slept = thread_sleep(w, deadline, ops, ctx);
     if (slept == SLEEP_WOKEN)
         return PARK__WAIT_GRANTED;
@@ -202,19 +209,8 @@ int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__w
 int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
                        const park__wait_ops_t *ops, void *ctx)
 {
-    bucket_t *b = bucket_of(key);
-    bucket_lock(b);
-    if (!ops->validate(ctx)) {
-        bucket_unlock(b);
+    if (!enqueue(key, w, flags, ops, ctx))
         return PARK__WAIT_INVALID;
-    }
-    w->key = key;
-    w->queued = true;
-    if (flags & PARK__WAIT_FRONT)
-        link_front(b, w);
-    else
-        link_back(b, w);
-    bucket_unlock(b);
     if (ops->before_sleep && !ops->before_sleep(ctx) &&
         park__wait_cancel(key, w, ops->removed, ctx))
         return PARK__WAIT_ABORTED;
