@@ -489,6 +489,10 @@ static bool find_work(park__worker_t *w, park__job_t *job)
     park_pool_t *pool = w->pool;
     if (park__deque_pop(&w->deque, job) || ring_pop(&w->ring, job))
         return true;
+    /* A batch of submissions before a steal: a steal costs a membarrier
+     * (deque.h), a batch one CAS for up to BATCH items. */
+    if (take_submissions(w, job))
+        return true;
     unsigned n = pool->n, start = (unsigned)(next_rand(w) % n);
     for (unsigned k = 0; k < n; k++) {
         park__worker_t *v = &pool->workers[(start + k) % n];
@@ -504,8 +508,6 @@ static bool find_work(park__worker_t *w, park__job_t *job)
         if (ring_pop(&v->ring, job))
             return true;
     }
-    if (take_submissions(w, job))
-        return true;
     return overflow_pop(pool, job);
 }
 
