@@ -292,6 +292,8 @@ void register_sem();
 void register_rwlock();
 void register_lazy();
 void register_pool();
+void register_async();
+void register_chan();
 
 } // namespace bench
 
