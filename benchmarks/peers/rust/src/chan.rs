@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// `producers` threads send for one window into one bounded(cap) channel;
 /// `consumers` threads receive until the channel disconnects (the last
 /// producer has left). ops = messages received; items_per_second = messages
-/// per second of the window; real_time = ns per message.
+/// per second of the window; real_time = ns per message; `capacity` = cap.
 pub fn throughput(cap: usize, producers: usize, consumers: usize, min_time: f64) -> Sample {
     let (tx, rx) = crossbeam_channel::bounded::<u64>(cap);
     let senders_left = AtomicUsize::new(producers);
@@ -40,5 +40,7 @@ pub fn throughput(cap: usize, producers: usize, consumers: usize, min_time: f64)
             ThreadResult { ops, worst_wait_ticks: 0, samples: Vec::new() }
         }
     });
-    report_throughput(&r)
+    let mut s = report_throughput(&r);
+    s.counters.push(("capacity", cap as f64));
+    s
 }

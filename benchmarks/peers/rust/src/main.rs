@@ -2,6 +2,7 @@
 //! scenarios and under the same names as the C++ harness, written as
 //! google-benchmark JSON (aggregates only). See README.md.
 
+mod acquire;
 mod chan;
 mod filter;
 mod harness;
@@ -126,8 +127,33 @@ fn rows() -> Vec<Row> {
     r.push(windowed("pool/wakeup/rayon", pool::wakeup_rayon));
     r.push(windowed("pool/idle/rayon", pool::idle_rayon));
 
-    r.push(Row::new("chan/spsc_cap64/rust_crossbeam".to_string(), 1, |m, _| chan::throughput(64, 1, 1, m)));
-    r.push(Row::new("chan/mpmc_cap64/rust_crossbeam/threads:4".to_string(), 4, |m, _| chan::throughput(64, 2, 2, m)));
+    let kinds = [
+        ("sem", acquire::Kind::Sem),
+        ("mutex", acquire::Kind::Mutex),
+        ("rwlock_read", acquire::Kind::Read),
+        ("rwlock_write", acquire::Kind::Write),
+    ];
+    for &(prim, kind) in kinds.iter() {
+        r.push(Row::new(format!("async/{}_uncontended/rust_tokio", prim), 1, move |m, h| {
+            acquire::uncontended(kind, m, h)
+        }));
+        for &p in [1usize, 2, 4].iter() {
+            r.push(Row::new(format!("async/{}_contended/rust_tokio/threads:{}", prim, p), p as u32, move |m, _| {
+                acquire::contended(kind, p, m)
+            }));
+        }
+    }
+
+    for &cap in [1usize, 64, 1024].iter() {
+        r.push(Row::new(format!("chan/spsc_cap{}/rust_crossbeam", cap), 1, move |m, _| chan::throughput(cap, 1, 1, m)));
+    }
+    for &cap in [1usize, 64, 1024].iter() {
+        for &t in [4usize, 8].iter() {
+            r.push(Row::new(format!("chan/mpmc_cap{}/rust_crossbeam/threads:{}", cap, t), t as u32, move |m, _| {
+                chan::throughput(cap, t / 2, t / 2, m)
+            }));
+        }
+    }
     r
 }
 
