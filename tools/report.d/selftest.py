@@ -60,11 +60,16 @@ def main():
                        "### Fairness: park beside pthread", "`tools/bench`", "min/max",
                        "worst wait", "p99.9", "csw/op", "## pool", "### pool / fib30",
                        "### pool / submit", "| rayon |", "spawn/join", "CPU per idle s",
-                       "1346268 joins"):
+                       "1346268 joins", "## async", "### async / sem_contended",
+                       "### async / rwlock_write_uncontended", "| mutex_fifo |",
+                       "park_blocking", "textbook async semaphore", "## chan",
+                       "### chan / spsc_cap64", "### chan / mpmc_cap1024",
+                       "| rust_crossbeam |", "| ck_ring |", "capacity", "1023"):
             check("REPORT.md has %r" % needle, needle in text)
         check("google-benchmark suffix /real_time stripped", "real_time" not in text)
         if have_matplotlib():
-            for png in ("mutex_contended.png", "sem_contended.png", "pool_submit.png"):
+            for png in ("mutex_contended.png", "sem_contended.png", "pool_submit.png",
+                        "async_sem_contended.png", "chan_mpmc_cap64.png"):
                 path = os.path.join(out, png)
                 ok = os.path.exists(path) and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
                 check("%s written" % png, ok)

@@ -151,6 +151,8 @@ def cxx(reps, rnd, scale):
                     counters={"csw_per_op": 0.1 * (th > 1)}, real_time_suffix=True,
                     contender=c)
     pool(g)
+    async_family(g, ("park", "park_blocking", "mutex_fifo"))
+    chan(g, ("park", "condvar", "tbb", "ck_ring"))
     return {"context": context("build/bench/benchmarks/park_bench", reps),
             "benchmarks": g.rows}
 
@@ -190,6 +192,47 @@ def pool(g):
                 real_time_suffix=True, contender=c)
 
 
+ASYNC_NS = {"park": 20.0, "park_blocking": 17.0, "mutex_fifo": 65.0, "rust_tokio": 40.0}
+ASYNC_IPS = {"park": 2.5e6, "park_blocking": 2.5e5, "mutex_fifo": 2.0e6, "rust_tokio": 2.2e6}
+
+
+def async_family(g, contenders):
+    """The async family: uncontended round trips, contended continuations."""
+    for prim in ("sem", "mutex", "rwlock_read", "rwlock_write"):
+        cs = [c for c in contenders if c != "mutex_fifo" or not prim.startswith("rwlock")]
+        g.family()
+        for c in cs:
+            g.bench("async/%s_uncontended/%s" % (prim, c), None, ASYNC_NS[c], contender=c)
+        for c in cs:
+            g.family()
+            for th in (1, 2, 4):
+                ips = ASYNC_IPS[c]
+                g.bench("async/%s_contended/%s" % (prim, c), th, 1e9 / ips, ips=ips,
+                        counters={"csw_per_op": 0.05, "cpu_ns_per_op": 2e9 / ips},
+                        real_time_suffix=True, contender=c)
+
+
+CHAN_IPS = {"park": 1.2e7, "condvar": 4.5e5, "tbb": 3.0e6, "ck_ring": 3.0e7,
+            "rust_crossbeam": 2.0e7}
+
+
+def chan(g, contenders):
+    """The chan family: SPSC and MPMC at three capacities."""
+    for cap in (1, 64, 1024):
+        for c in contenders:
+            g.family()
+            held = cap - 1 if c == "ck_ring" and cap > 1 else cap
+            g.bench("chan/spsc_cap%d/%s" % (cap, c), None, 1e9 / CHAN_IPS[c],
+                    ips=CHAN_IPS[c] * cap ** 0.2 / 4,
+                    counters={"csw_per_op": 0.01, "capacity": held},
+                    real_time_suffix=True, contender=c)
+            for th in (4, 8):
+                ips = CHAN_IPS[c] * cap ** 0.2 / 4 / (th / 2)
+                g.bench("chan/mpmc_cap%d/%s" % (cap, c), th, 1e9 / ips, ips=ips,
+                        counters={"csw_per_op": 0.02, "capacity": held},
+                        real_time_suffix=True, contender=c)
+
+
 def rust(reps, rnd):
     g = Gen(reps, rnd, 1.0)
     peers = {"rust_parking_lot": (12.5, 0.9), "rust_std": (14.5, 0.6),
@@ -213,6 +256,8 @@ def rust(reps, rnd):
                 contender="rayon")
         g.bench("pool/fib%d/rust_serial" % n, None, serial, counters={"workers": 1},
                 contender="rust_serial")
+    async_family(g, ("rust_tokio",))
+    chan(g, ("rust_crossbeam",))
     ctx = context("benchmarks/peers/rust/target/release/park-peers", reps)
     ctx.update({"harness": "park-peers", "compiler": "rustc 1.63.0",
                 "peer_versions": "parking_lot 0.12.1, tokio 1.24.2",
