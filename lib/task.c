@@ -118,12 +118,39 @@ static void cache_key_create(void)
     (void)pthread_key_create(&cache_key, cache_drain);
 }
 
+/* The depot: whole batches of blocks that threads with too many (workers
+ * that free what producers made) pass to threads with none (producers),
+ * one lock round trip per BATCH_BLOCKS blocks instead of a malloc and a
+ * free per task. */
+#define BATCH_BLOCKS 64
+#define DEPOT_MAX 64 /* batches kept; beyond, blocks go back to malloc */
+
+static park_mutex_t depot_lock = PARK_MUTEX_INIT;
+static block_t *depot[DEPOT_MAX]; /* chains of BATCH_BLOCKS blocks */
+static unsigned depot_n;
+
+static void cache_register(void)
+{
+    /* The first block cached on this thread: free the cache when it exits. */
+    pthread_once(&cache_once, cache_key_create);
+    pthread_setspecific(cache_key, &cache);
+}
+
 static void *block_alloc(void)
 {
     block_t *b = cache.head;
     if (PARK__LIKELY(b)) {
         cache.head = b->next;
         cache.n--;
+        return b;
+    }
+    park_mutex_lock(&depot_lock);
+    b = depot_n ? depot[--depot_n] : NULL;
+    park_mutex_unlock(&depot_lock);
+    if (b) {
+        cache_register();
+        cache.head = b->next;
+        cache.n = BATCH_BLOCKS - 1;
         return b;
     }
     if (posix_memalign((void **)&b, 64, sizeof *b) != 0)
@@ -135,14 +162,25 @@ static void block_free(void *p)
 {
     block_t *b = p;
     if (PARK__UNLIKELY(cache.n >= CACHE_MAX)) {
-        free(b);
-        return;
+        /* Pass a batch to the depot (or to malloc if the depot is full). */
+        block_t *chain = cache.head, *last = chain;
+        for (unsigned i = 1; i < BATCH_BLOCKS; i++)
+            last = last->next;
+        cache.head = last->next;
+        cache.n -= BATCH_BLOCKS;
+        last->next = NULL;
+        park_mutex_lock(&depot_lock);
+        bool kept = depot_n < DEPOT_MAX;
+        if (kept)
+            depot[depot_n++] = chain;
+        park_mutex_unlock(&depot_lock);
+        if (!kept) {
+            cache_t spill = {chain, BATCH_BLOCKS};
+            cache_drain(&spill);
+        }
     }
-    if (PARK__UNLIKELY(!cache.head && cache.n == 0)) {
-        /* First block cached on this thread: free the cache when it exits. */
-        pthread_once(&cache_once, cache_key_create);
-        pthread_setspecific(cache_key, &cache);
-    }
+    if (PARK__UNLIKELY(!cache.head && cache.n == 0))
+        cache_register();
     b->next = cache.head;
     cache.head = b;
     cache.n++;
@@ -352,6 +390,8 @@ int park_task_result(const park_task_t *t, void **result)
 
 int park_task_wait_until(park_task_t *t, park_time_t deadline, void **result)
 {
+    if (PARK__LIKELY(park_task_done(t)))
+        return park_task_result(t, result);
     if (!park__pool_wait_latch(&t->done, deadline))
         return ETIMEDOUT;
     return park_task_result(t, result);
@@ -643,7 +683,9 @@ int park__acq_enqueue(park_task_t *t, unsigned flags)
     /* The queue's hold, taken before the waiter can be granted. relaxed:
      * the bucket lock publishes it with the waiter. */
     atomic_fetch_or_explicit(&t->refs, HOLD, memory_order_relaxed);
-    t->waiter.since = park_now();
+    /* since stays 0: an asynchronous waiter is always handed its grant,
+     * so no fairness clock is needed (and a clock read per queued task is
+     * saved). */
     int r = park__wait_enqueue(t->acq_key, &t->waiter, flags, t->acq->wait, t->acq_ctx);
     if (r != PARK__WAIT_QUEUED)
         atomic_fetch_and_explicit(&t->refs, ~HOLD, memory_order_relaxed);
