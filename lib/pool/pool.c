@@ -6,11 +6,13 @@
  * thread exit, so a ring has one producer at a time and a push is plain
  * stores); a shared MPMC ring per worker (producers beyond
  * PARK__MAX_PRODUCERS, workers of other pools, a worker whose deque is
- * full); and the overflow list (a ring stayed full). A worker looks in its
- * deque and its shared ring, steals from the other deques and shared rings
- * (from a random victim on), takes a batch from a producer ring (keeping
- * the first item and pushing the rest on its deque, where idle workers can
- * steal them), then looks at the overflow list. A worker that finds
+ * full, and the rest of a batch taken from a producer ring); and the
+ * overflow list (a ring stayed full). A worker looks in its deque and its
+ * shared ring, takes a batch from a producer ring (keeping the first item
+ * and putting the rest on its shared ring, where idle workers can take
+ * them with a CAS instead of a membarrier-priced steal), steals from the
+ * other deques and shared rings (from a random victim on), then looks at
+ * the overflow list. A worker that finds
  * nothing spins a little (pausing, then yielding, so that an
  * oversubscribed producer gets the CPU) and sleeps.
  *
@@ -448,9 +450,8 @@ static void count(_Atomic uint64_t *c)
 
 #define BATCH 16 /* submissions taken from a producer's ring at once */
 
-/* Takes a batch from the producers' rings (from a random one on): runs the
- * first (*job), and pushes the rest on the worker's deque, oldest on top,
- * where the other workers can steal them. */
+/* Takes a batch from the producers' rings (from a random one on): the
+ * first is *job, the rest wait on the worker's shared ring. */
 static bool take_submissions(park__worker_t *w, park__job_t *job)
 {
     park_pool_t *pool = w->pool;
@@ -466,14 +467,15 @@ static bool take_submissions(park__worker_t *w, park__job_t *job)
         if (k == 0)
             continue;
         *job = batch[0];
+        /* The rest go on the worker's shared ring, in order: the owner
+         * takes them back with a CAS each, and an idle worker can take them
+         * the same way, where a steal from the deque would cost it a
+         * membarrier per item (deque.h). */
         unsigned pushed = 0;
-        for (unsigned j = k - 1; j >= 1; j--) {
-            if (!park__deque_push(&w->deque, batch[j].fn, batch[j].arg))
-                break;
-            pushed++;
-        }
-        for (unsigned j = 1; j < k - pushed; j++) /* deque full: run them here */
-            batch[j].fn(batch[j].arg);
+        for (unsigned j = 1; j < k; j++, pushed++)
+            if (!ring_push(&w->ring, batch[j].fn, batch[j].arg) &&
+                !park__deque_push(&w->deque, batch[j].fn, batch[j].arg))
+                batch[j].fn(batch[j].arg); /* both full: no room but here */
         if (pushed) {
             uint32_t v = atomic_fetch_add_explicit(&pool->idle, 0, memory_order_seq_cst);
             if (SLEEPERS(v) != 0 && SEARCHERS(v) == 0)
