@@ -580,7 +580,7 @@ static void *worker_main(void *arg)
 
 /* ---- submitting ------------------------------------------------------- */
 
-/* From a worker of this pool: on its deque (the ring if the deque is full). */
+/* From a worker of this pool, its shared ring being full: on its deque. */
 static int push_local(park__worker_t *w, void (*fn)(void *), void *arg)
 {
     if (park__deque_push(&w->deque, fn, arg)) {
@@ -621,8 +621,18 @@ static int push_ring(park_pool_t *pool, park__ring_t *r,
 int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
 {
     park__worker_t *w = tls_worker;
-    if (w && w->pool == pool && push_local(w, fn, arg) == 0)
-        return 0;
+    if (w && w->pool == pool) {
+        /* A worker's submissions and continuations wait on its shared
+         * ring, in order; idle workers take them with a CAS (a steal from
+         * the deque would cost them a membarrier each: deque.h). The deque
+         * is for park_join, whose items the owner nearly always pops back. */
+        if (ring_push(&w->ring, fn, arg)) {
+            notify(pool);
+            return 0;
+        }
+        if (push_local(w, fn, arg) == 0)
+            return 0;
+    }
     if (!w) {
         unsigned id = my_id();
         park__ring_t *r = id < PARK__MAX_PRODUCERS ? producer_ring(pool, id) : NULL;
