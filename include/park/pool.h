@@ -72,8 +72,9 @@ PARK_API void park_pool_destroy(park_pool_t *pool);
 
 /* Queues fn(arg) to run once on one of the pool's workers: 0, EPIPE (the
  * pool is shutting down; fn will not run) or ENOMEM. From a worker of this
- * pool it goes on that worker's own deque, from any other thread to the
- * shared queue. Never blocks; allocates only when the shared rings are full. */
+ * pool it goes on that worker's own ring (FIFO; idle workers take from
+ * it), from any other thread on that thread's producer ring. Never blocks;
+ * allocates only when the rings are full. */
 PARK_API int park_pool_submit(park_pool_t *pool, void (*fn)(void *arg), void *arg);
 
 /* Runs a(a_arg) and b(b_arg), possibly in parallel, and returns when both

@@ -9,7 +9,7 @@
  * call that completed the task and never within park_task_then itself,
  * also when the task had completed before they were registered. A worker
  * that completes a task queues the continuations meant for its own pool on
- * its own deque; everything else goes through the pool's shared queue.
+ * its own ring; everything else goes through the pool's shared queue.
  * Continuations of one task are queued in the order they were registered.
  *
  * Ownership: each function that returns a task gives the caller one
