@@ -4,7 +4,8 @@
 # Each case builds a verifier (spin -a, then cc) for one model and one set
 # of switches, runs it, and compares what Spin found with what the case
 # expects: "pass" (no error), "lost-wakeup" (an invalid end state: a thread
-# blocked forever) or "exclusion" (the critical-section assertion). The
+# blocked forever), "exclusion" (the critical-section assertion) or
+# "permit" (a permit lost or duplicated, or a task freed twice). The
 # broken variants must fail, which shows the checks can fail at all.
 #
 # PARK_MODEL_DEFS (e.g. -DSC_UNLOCK) is added to every case's switches. With
@@ -92,7 +93,7 @@ run_case()
         fi
     fi
     case $expect:$found in
-    pass:none | lost-wakeup:lost-wakeup | exclusion:assertion)
+    pass:none | lost-wakeup:lost-wakeup | exclusion:assertion | permit:assertion)
         printf 'ok   %-28s %-12s states %-10s %ss  (%s)\n' "$name" "$expect" \
             "${states:-?}" "${secs:-?}" "spin -D: $defs" ;;
     *)
@@ -145,6 +146,18 @@ run_case mutex-fast-unlock-s    mutex.pml lost-wakeup "-DFAST_UNLOCK_S"
 # not covered. S on take-from-P saves membarriers; it is not needed for
 # correctness.
 run_case mutex-no-slow-bit      mutex.pml pass        "-DNO_SLOW_BIT"
+
+# Asynchronous acquisitions (lib/async.h, lib/task.c): a grant racing a
+# cancel, a deadline and the drops of the task's references conserves the
+# permit and frees the task once; the two broken variants are the races the
+# stress tests found (a cancel that lost to the grant not counting as having
+# seen it, and "am I the last holder?" checked apart from the decrement).
+run_case acquire                acquire.pml pass      ""
+run_case acquire-timer          acquire.pml pass      "-DTIMER"
+run_case acquire-two-holders    acquire.pml pass      "-DTWO_HOLDERS"
+run_case acquire-timer-holders  acquire.pml pass      "-DTIMER -DTWO_HOLDERS"
+run_case acquire-no-observe     acquire.pml permit    "-DNO_OBSERVE_ON_EALREADY"
+run_case acquire-racy-release   acquire.pml permit    "-DRACY_RELEASE -DTWO_HOLDERS"
 
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case mutex-3x3          mutex.pml pass        "-DITERS=3" safety 26
