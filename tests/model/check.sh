@@ -5,7 +5,8 @@
 # of switches, runs it, and compares what Spin found with what the case
 # expects: "pass" (no error), "lost-wakeup" (an invalid end state: a thread
 # blocked forever), "exclusion" (the critical-section assertion) or
-# "permit" (a permit lost or duplicated, or a task freed twice). The
+# "permit" (a permit lost or duplicated, or a task freed twice) or
+# "stranded" (work left queued while every worker sleeps). The
 # broken variants must fail, which shows the checks can fail at all.
 #
 # PARK_MODEL_DEFS (e.g. -DSC_UNLOCK) is added to every case's switches. With
@@ -93,7 +94,8 @@ run_case()
         fi
     fi
     case $expect:$found in
-    pass:none | lost-wakeup:lost-wakeup | exclusion:assertion | permit:assertion)
+    pass:none | lost-wakeup:lost-wakeup | exclusion:assertion | permit:assertion | \
+        stranded:assertion)
         printf 'ok   %-28s %-12s states %-10s %ss  (%s)\n' "$name" "$expect" \
             "${states:-?}" "${secs:-?}" "spin -D: $defs" ;;
     *)
@@ -159,7 +161,16 @@ run_case acquire-timer-holders  acquire.pml pass      "-DTIMER -DTWO_HOLDERS"
 run_case acquire-no-observe     acquire.pml permit    "-DNO_OBSERVE_ON_EALREADY"
 run_case acquire-racy-release   acquire.pml permit    "-DRACY_RELEASE -DTWO_HOLDERS"
 
+# The pool's idling (lib/pool/pool.c): no submission is stranded while
+# every worker sleeps; without the re-check after counting itself a sleeper,
+# or with a searcher that keeps its count when it gives up, work is.
+run_case pool                   pool.pml    pass      ""
+run_case pool-3-producers       pool.pml    pass      "-DPRODUCERS=3 -DITEMS=1"
+run_case pool-no-recheck        pool.pml    stranded  "-DNO_RECHECK"
+run_case pool-no-baton          pool.pml    stranded  "-DNO_BATON"
+
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
+    run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
     run_case mutex-3x3          mutex.pml pass        "-DITERS=3" safety 26
 fi
 
