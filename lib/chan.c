@@ -5,49 +5,73 @@
  *   seq == FREE(p) = 2p        free for the send at p
  *   seq == FULL(p) = 2p + 1    holds the item of p
  * (doubled, so that "full at p" and "free for p + cap" differ also when
- * cap is 1). A send reserves position p by advancing `tail`
- * (compare-and-swap, or an add by an owner, below), writes the item and
- * stores FULL(p); a receive reserves p by advancing `head`, reads the item
- * and stores FREE(p + cap). So head <= tail <= head + cap, tail - head items are
- * buffered or being written, and a reservation whose cell is not ready yet
- * belongs to a thread that is between its two steps (never blocked: such a
- * cell is waited for by spinning).
+ * cap is 1). A send reserves position p by advancing `tail` (a
+ * compare-and-swap), writes the item and stores FULL(p); a receive
+ * reserves p by advancing `head`, reads the item and stores FREE(p + cap).
+ * So head <= tail <= head + cap, tail - head items are buffered or being
+ * written, and a reservation whose cell is not ready yet belongs to a
+ * thread that is between its two steps (never blocked: such a cell is
+ * waited for by spinning).
  *
- * The two state words (rule 1) are the ring's positions, with flags in
- * their low bits, so that a flag set by a waiter makes every lock-free
- * reservation on that side fail its compare-and-swap:
+ * The state words (rule 1): the two positions, each written by its own
+ * side on every operation, and the waiter flags, apart on a cache line of
+ * their own, written only when waiters come and go, so that streaming
+ * operations read them without taking the line from anyone:
  *
- *   head   pos << 2 | RWAIT            RWAIT: receivers queued (key ch)
- *   tail   pos << 2 | CLOSED | SWAIT   SWAIT: senders queued (key ch + 1),
- *                                      or given-back items waiting (below)
+ *   tail      pos << 1 | CLOSED      written by sends (and close)
+ *   head      pos                    written by receives
+ *   waiters   SWAIT | RWAIT          RWAIT: receivers queued (key ch)
+ *                                    SWAIT: senders queued (key ch + 1),
+ *                                    or given-back items waiting (below)
  *
  * Invariants: RWAIT is set iff receivers are queued, SWAIT iff senders are
- * queued or the given-back list is not empty; each is changed only under
- * its key's bucket lock. While RWAIT is set only the holder of the
- * receivers' bucket lock moves head; while SWAIT is set only the holder of
- * the senders' lock moves tail ("owned" pops and pushes). CLOSED is set
- * once and never cleared.
+ * queued or the given-back list is not empty (but inside the bucket lock
+ * hold of a validate or give-back that sets it, then looks at the ring);
+ * each is changed only under its key's bucket lock, by an atomic or/and
+ * that leaves the other bit alone.
+ * CLOSED is set once and never cleared; a send reserves only while it is
+ * clear (it is in the word the send's compare-and-swap checks), given-back
+ * items excepted.
  *
- * Transitions (h, t: positions; "try" = the lock-free path):
- *   try send        (t, 0, 0) -> (t+1, 0, 0)   CAS, cell free
- *   try recv        (h, 0) -> (h+1, 0)         CAS, cell full
- *   recv queues     (h, 0) -> (h, RWAIT)       CAS, receivers' lock, ring empty
- *   recv validates  (h, RWAIT) -> (h+1, 0)     add, receivers' lock: an item
+ * Transitions (h, t: positions; c: CLOSED; "try" = the lock-free path):
+ *   try send        tail (t, 0) -> (t+1, 0)    CAS, SWAIT read clear first,
+ *                                              cell free
+ *   try recv        head h -> h+1              CAS, RWAIT read clear first,
+ *                                              cell full
+ *   recv queues     waiters |= RWAIT           receivers' lock, RWAIT clear;
+ *                                              then the ring is re-checked
+ *   recv validates  head h -> h+1, RWAIT clear receivers' lock: an item
  *                                              came after all
- *   kick receiver   (h, RWAIT) -> (h+1, RWAIT) add, receivers' lock: item
+ *   kick receiver   head h -> h+1              CAS, receivers' lock: item
  *                                              handed to the oldest receiver
- *   last receiver   (h, RWAIT) -> (h, 0)       and, receivers' lock
+ *   last receiver   waiters &= ~RWAIT          receivers' lock
  *     leaves
- *   send queues     (t, 0, 0) -> (t, 0, SWAIT) CAS, senders' lock, ring full
- *   send validates  (t, c, SWAIT) -> (t+1, c, 0)  add, senders' lock: room
- *                                              came after all
- *   kick sender     (t, c, SWAIT) -> (t+1, c, SWAIT)  add, senders' lock: the
+ *   send queues     waiters |= SWAIT           senders' lock, SWAIT clear,
+ *                                              c clear; then re-checked
+ *   send validates  tail (t, 0) -> (t+1, 0), SWAIT clear  senders' lock:
+ *                                              room came after all
+ *   kick sender     tail (t, 0) -> (t+1, 0)    CAS, senders' lock: the
  *                                              oldest sender's item goes in
- *   last sender     (t, c, SWAIT) -> (t, c, 0) and, senders' lock
+ *                                              (given-back items before it,
+ *                                              from (t, c) too); with c set
+ *                                              it leaves them to close
+ *   last sender     waiters &= ~SWAIT          senders' lock
  *     leaves
- *   give back       (t, c, s) -> (t, c, SWAIT) or, senders' lock: ring full
- *   close           (t, 0, s) -> (t, CLOSED, s)  or; then every waiter is
+ *   give back       tail (t, c) -> (t+1, c)    CAS, SWAIT clear (a try that
+ *                                              ignores CLOSED), or else
+ *                   waiters |= SWAIT           senders' lock, the item
+ *                                              listed: full or senders queued
+ *   close           tail (t, 0) -> (t, CLOSED) or; then every waiter is
  *                                              granted
+ *
+ * Overtaking: a try reads its own side's flag before each reservation
+ * attempt, so it never passes a waiter queued before it started (that
+ * waiter's flag was set before, and coherence shows it). A try that read
+ * the flag clear just before a waiter set it may still win one position;
+ * that is why the positions are moved by compare-and-swap also under the
+ * bucket locks ("owned" moves retry, and decide full or empty only from a
+ * fresh read of the other position). Only a try that started before the
+ * waiter queued can win so, which the FIFO promise allows.
  *
  * No lost wake-up (rule 3): a waiter sets its flag and then reads the
  * other side's position; an operation advances its position and then
@@ -58,7 +82,9 @@
  * of queueing, or the operation sees the flag and kicks the queue (settle).
  * A flag already set means older waiters are queued: a newcomer queues
  * behind them without looking, since the first of them looked, and every
- * operation since has seen the flag.
+ * operation since has seen the flag. An owned move that finds the ring
+ * full (empty) read the other position after the flag was set, so the
+ * operation that later makes room (brings an item) sees the flag too.
  *
  * Hand-off: a kick, under the waiters' bucket lock, moves an item from the
  * ring to the oldest receiver (w->want points at its slot; w->grant is 0)
@@ -84,17 +110,18 @@
 #include "os/os.h"
 #include "wait/wait.h"
 
-#define RWAIT 1u  /* head: receivers queued */
-#define SWAIT 1u  /* tail: senders queued, or given-back items listed */
-#define CLOSED 2u /* tail: closed */
-#define FLAGS 3u
-#define ONE 4u /* one position in head or tail */
-#define POS(word) ((word) >> 2)
+#define CLOSED 1u /* tail: closed */
+#define ONE 2u    /* tail: one position */
+#define POS(tail) ((tail) >> 1)
+
+#define RWAIT 1u /* waiters: receivers queued */
+#define SWAIT 2u /* waiters: senders queued, or given-back items listed */
 
 #define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
 #define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
 
-#define SPIN 64      /* blocking calls: attempts before parking */
+#define SPIN 128     /* blocking calls: attempts with a pause before parking */
+#define SPIN_YIELD 4 /* then attempts with a yield */
 #define SPIN_CELL 64 /* pauses while a cell is mid-operation, then yields */
 
 typedef struct cell {
@@ -110,9 +137,10 @@ typedef struct given {
 struct park_chan {
     _Alignas(64) _Atomic uint64_t tail;
     _Alignas(64) _Atomic uint64_t head;
+    _Alignas(64) _Atomic unsigned waiters;
     _Alignas(64) uint64_t cap;
     given_t *given, *given_last; /* the senders' bucket lock guards them */
-    cell_t cells[];
+    _Alignas(64) cell_t cells[];
 };
 
 /* What a waiter or an acquisition carries (the waiter's ctx). */
@@ -126,7 +154,7 @@ struct op {
 _Static_assert(sizeof(struct op) <= PARK__ACQ_CTX_SIZE, "an op fits an acquisition");
 
 enum { V_NONE, V_DONE, V_CLOSED };
-enum { RING_DONE, RING_NONE, RING_BLOCKED };
+enum { RING_DONE, RING_NONE, RING_CLOSED, RING_BLOCKED };
 
 static const void *rkey(park_chan_t *ch)
 {
@@ -149,6 +177,23 @@ static void relax(unsigned *spins)
 static cell_t *cell_of(park_chan_t *ch, uint64_t pos)
 {
     return &ch->cells[pos % ch->cap];
+}
+
+/* relaxed: a waiter queued before the caller started set its flag before
+ * (happens-before through whatever showed it queued), so coherence shows
+ * it; one queueing meanwhile pairs with the caller through the seq_cst
+ * reads that follow its reservation. */
+static unsigned waiters_hint(park_chan_t *ch)
+{
+    return atomic_load_explicit(&ch->waiters, memory_order_relaxed);
+}
+
+/* Read after a reservation and before its hand-over. seq_cst: see "No lost
+ * wake-up"; pairs with the or in recv_validate (send_validate, give_finish)
+ * and the position read after it. */
+static bool waiting(park_chan_t *ch, unsigned flag)
+{
+    return atomic_load_explicit(&ch->waiters, memory_order_seq_cst) & flag;
 }
 
 /* ---- the ring ------------------------------------------------------------- */
@@ -179,29 +224,30 @@ static void *take(park_chan_t *ch, uint64_t pos)
     return item;
 }
 
-/* Appends item without a lock unless tail carries a flag outside `allow`:
- * RING_DONE (*kick: receivers are queued), RING_NONE (full) or
- * RING_BLOCKED. */
+/* Appends item without a lock unless senders are queued (or tail carries
+ * CLOSED, outside `allow`): RING_DONE (*kick: receivers are queued),
+ * RING_NONE (full), RING_CLOSED or RING_BLOCKED. */
 static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
 {
     unsigned spins = 0;
     /* relaxed: a guess, checked by the CAS. */
     uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
     for (;;) {
-        if (t & FLAGS & ~allow)
+        if (t & CLOSED & ~allow)
+            return RING_CLOSED;
+        if (waiters_hint(ch) & SWAIT)
             return RING_BLOCKED;
         uint64_t pos = POS(t);
         /* acquire: as in put. */
         uint64_t seq = atomic_load_explicit(&cell_of(ch, pos)->seq, memory_order_acquire);
         if (seq == FREE(pos)) {
-            /* try send (t, c, s) -> (t+1, c, s). seq_cst: announces the item
+            /* try send (t, c) -> (t+1, c). seq_cst: announces the item
              * before RWAIT is read; pairs with recv_validate. */
             if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + ONE, memory_order_seq_cst,
                                                       memory_order_relaxed)) {
                 /* Read before the item is handed over (rule 9: a receiver
-                 * may destroy the channel once it has the item). seq_cst:
-                 * see "No lost wake-up". */
-                *kick = atomic_load_explicit(&ch->head, memory_order_seq_cst) & RWAIT;
+                 * may destroy the channel once it has the item). */
+                *kick = waiting(ch, RWAIT);
                 put(ch, pos, item);
                 return RING_DONE;
             }
@@ -213,7 +259,7 @@ static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
              * relaxed: a snapshot; a blocking send re-checks in
              * send_validate. */
             uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
-            if (POS(h) + ch->cap <= pos)
+            if (h + ch->cap <= pos)
                 return RING_NONE;
             relax(&spins);
         }
@@ -223,38 +269,38 @@ static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
 }
 
 /* Takes the oldest item without a lock unless receivers are queued:
- * RING_DONE (*kick: senders are queued), RING_NONE (empty) or
- * RING_BLOCKED. */
+ * RING_DONE (*kick: senders are queued), RING_NONE (empty), RING_CLOSED
+ * (closed and empty) or RING_BLOCKED. */
 static int ring_pop(park_chan_t *ch, void **item, bool *kick)
 {
     unsigned spins = 0;
     /* relaxed: a guess, checked by the CAS. */
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
     for (;;) {
-        if (h & RWAIT)
+        if (waiters_hint(ch) & RWAIT)
             return RING_BLOCKED;
-        uint64_t pos = POS(h);
         /* acquire: as in take. */
-        uint64_t seq = atomic_load_explicit(&cell_of(ch, pos)->seq, memory_order_acquire);
-        if (seq == FULL(pos)) {
-            /* try recv (h, 0) -> (h+1, 0). seq_cst: announces the room
-             * before SWAIT is read; pairs with send_validate. */
-            if (atomic_compare_exchange_weak_explicit(&ch->head, &h, h + ONE, memory_order_seq_cst,
+        uint64_t seq = atomic_load_explicit(&cell_of(ch, h)->seq, memory_order_acquire);
+        if (seq == FULL(h)) {
+            /* try recv h -> h+1. seq_cst: announces the room before SWAIT
+             * is read; pairs with send_validate. */
+            if (atomic_compare_exchange_weak_explicit(&ch->head, &h, h + 1, memory_order_seq_cst,
                                                       memory_order_relaxed)) {
                 /* Read before the slot is handed over, as in ring_push. */
-                *kick = atomic_load_explicit(&ch->tail, memory_order_seq_cst) & SWAIT;
-                *item = take(ch, pos);
+                *kick = waiting(ch, SWAIT);
+                *item = take(ch, h);
                 return RING_DONE;
             }
             continue;
         }
-        if ((int64_t)(seq - FULL(pos)) < 0) {
-            /* Nothing written at pos: empty, unless a send has reserved it
-             * and is writing right now. relaxed: a snapshot; a blocking
+        if ((int64_t)(seq - FULL(h)) < 0) {
+            /* Nothing written at h: empty, unless a send has reserved it
+             * and is writing right now. relaxed: a snapshot (head, read
+             * before, was h then and has not passed tail); a blocking
              * receive re-checks in recv_validate. */
             uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
-            if (POS(t) <= pos)
-                return RING_NONE;
+            if (POS(t) <= h)
+                return t & CLOSED ? RING_CLOSED : RING_NONE;
             relax(&spins);
         }
         /* relaxed: as above. */
@@ -262,34 +308,71 @@ static int ring_pop(park_chan_t *ch, void **item, bool *kick)
     }
 }
 
-/* Senders' lock held, SWAIT set: appends item if there is room. */
-static bool push_owned(park_chan_t *ch, void *item)
+/* Senders' lock held, SWAIT set: reserves the next position if there is
+ * room (and, unless `allow` has it, the channel is not closed). A try that
+ * read SWAIT clear may reserve meanwhile, hence the CAS loop. */
+static bool reserve_owned(park_chan_t *ch, uint64_t allow, uint64_t *pos)
 {
-    /* relaxed: only the holder of the senders' lock moves tail now. */
+    /* relaxed: a guess, checked by the CAS; a stale one only looks less
+     * full. */
     uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
-    /* seq_cst: after SWAIT was set; pairs with the CAS in ring_pop. */
-    uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
-    if (POS(t) - POS(h) >= ch->cap)
+    for (;;) {
+        if (t & CLOSED & ~allow)
+            return false;
+        /* seq_cst: after SWAIT was set; pairs with the CAS in ring_pop.
+         * Signed: head may have passed a stale t. */
+        uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
+        if ((int64_t)(POS(t) - h) >= (int64_t)ch->cap)
+            return false;
+        /* kick sender, send validates, give back: (t, c) -> (t+1, c).
+         * seq_cst: as in ring_push. */
+        if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + ONE, memory_order_seq_cst,
+                                                  memory_order_relaxed)) {
+            *pos = POS(t);
+            return true;
+        }
+    }
+}
+
+/* Receivers' lock held, RWAIT set: reserves the oldest item if there is
+ * one. A try that read RWAIT clear may reserve meanwhile, as above. */
+static bool claim_owned(park_chan_t *ch, uint64_t *pos)
+{
+    /* relaxed: a guess, checked by the CAS; a stale one only looks less
+     * empty. */
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
+    for (;;) {
+        /* seq_cst: after RWAIT was set; pairs with the CAS in ring_push. */
+        uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
+        if (POS(t) <= h)
+            return false;
+        /* kick receiver, recv validates: h -> h+1. seq_cst: as in
+         * ring_pop. */
+        if (atomic_compare_exchange_weak_explicit(&ch->head, &h, h + 1, memory_order_seq_cst,
+                                                  memory_order_relaxed)) {
+            *pos = h;
+            return true;
+        }
+    }
+}
+
+/* Senders' lock held, SWAIT set: appends item if there is room. */
+static bool push_owned(park_chan_t *ch, void *item, uint64_t allow)
+{
+    uint64_t pos;
+    if (!reserve_owned(ch, allow, &pos))
         return false;
-    /* kick sender (t, c, SWAIT) -> (t+1, c, SWAIT). seq_cst: as in
-     * ring_push. */
-    atomic_fetch_add_explicit(&ch->tail, ONE, memory_order_seq_cst);
-    put(ch, POS(t), item);
+    put(ch, pos, item);
     return true;
 }
 
 /* Receivers' lock held, RWAIT set: takes the oldest item if there is one. */
 static bool pop_owned(park_chan_t *ch, void **item)
 {
-    /* relaxed: only the holder of the receivers' lock moves head now. */
-    uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
-    /* seq_cst: after RWAIT was set; pairs with the CAS in ring_push. */
-    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
-    if (POS(t) <= POS(h))
+    uint64_t pos;
+    if (!claim_owned(ch, &pos))
         return false;
-    /* kick receiver (h, RWAIT) -> (h+1, RWAIT). seq_cst: as in ring_pop. */
-    atomic_fetch_add_explicit(&ch->head, ONE, memory_order_seq_cst);
-    *item = take(ch, POS(h));
+    *item = take(ch, pos);
     return true;
 }
 
@@ -310,7 +393,7 @@ static void drain_given(struct kick *k)
 {
     park_chan_t *ch = k->ch;
     k->drained = true;
-    while (ch->given && push_owned(ch, ch->given->item)) {
+    while (ch->given && push_owned(ch, ch->given->item, CLOSED)) {
         given_t *g = ch->given;
         ch->given = g->next;
         g->next = k->freed;
@@ -319,20 +402,20 @@ static void drain_given(struct kick *k)
     }
 }
 
-/* The last waiter of a side left: clear its flag. The flag's owner alone
- * changes it, so an atomic and keeps the other bits intact. */
+/* The last waiter of a side left: clear its flag. Each flag changes only
+ * under its own side's lock, so an atomic and keeps the other intact. */
 static void clear_rwait(park_chan_t *ch)
 {
-    /* last receiver leaves (h, RWAIT) -> (h, 0). relaxed: the bucket lock
-     * orders it against the next waiter; a lock-free receive that sees it
-     * clear orders itself by its CAS on the cells. */
-    atomic_fetch_and_explicit(&ch->head, ~(uint64_t)RWAIT, memory_order_relaxed);
+    /* last receiver leaves: waiters &= ~RWAIT. relaxed: the bucket lock
+     * orders it against the next waiter; a try that sees it clear orders
+     * itself by its CAS on head and the cells. */
+    atomic_fetch_and_explicit(&ch->waiters, ~RWAIT, memory_order_relaxed);
 }
 
 static void clear_swait(park_chan_t *ch)
 {
-    /* last sender leaves (t, c, SWAIT) -> (t, c, 0). relaxed: as above. */
-    atomic_fetch_and_explicit(&ch->tail, ~(uint64_t)SWAIT, memory_order_relaxed);
+    /* last sender leaves: waiters &= ~SWAIT. relaxed: as above. */
+    atomic_fetch_and_explicit(&ch->waiters, ~SWAIT, memory_order_relaxed);
 }
 
 static unsigned kick_receiver(void *ctx, park__waiter_t *w)
@@ -359,10 +442,9 @@ static void kick_receivers_done(void *ctx, bool more)
     struct kick *k = ctx;
     if (k->seen && !more)
         clear_rwait(k->ch);
-    /* Before the receivers are woken (they may destroy the channel).
-     * seq_cst: pairs with send_validate, as in ring_pop. */
+    /* Before the receivers are woken (they may destroy the channel). */
     if (k->moved)
-        k->other = atomic_load_explicit(&k->ch->tail, memory_order_seq_cst) & SWAIT;
+        k->other = waiting(k->ch, SWAIT);
 }
 
 static unsigned kick_sender(void *ctx, park__waiter_t *w)
@@ -375,7 +457,7 @@ static unsigned kick_sender(void *ctx, park__waiter_t *w)
         return PARK__SELECT_GRANT;
     }
     /* Given-back items go in first. */
-    if (k->ch->given || !push_owned(k->ch, (void *)w->want))
+    if (k->ch->given || !push_owned(k->ch, (void *)w->want, 0))
         return PARK__SELECT_STOP;
     w->grant = 0;
     k->moved++;
@@ -389,9 +471,8 @@ static void kick_senders_done(void *ctx, bool more)
         drain_given(k);
     if (!more && !k->ch->given)
         clear_swait(k->ch);
-    /* seq_cst: pairs with recv_validate, as in ring_push. */
     if (k->moved)
-        k->other = atomic_load_explicit(&k->ch->head, memory_order_seq_cst) & RWAIT;
+        k->other = waiting(k->ch, RWAIT);
 }
 
 static void free_given(given_t *g)
@@ -456,27 +537,25 @@ static bool recv_validate(void *ctx)
 {
     struct op *op = ctx;
     park_chan_t *ch = op->ch;
-    /* relaxed: decided by the CAS. */
-    uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
-    do {
-        if (h & RWAIT)
-            return true; /* older receivers are queued: get in line */
-        /* recv queues (h, 0) -> (h, RWAIT). seq_cst: pairs with the CAS in
-         * ring_push and the RWAIT load in settle. */
-    } while (!atomic_compare_exchange_weak_explicit(&ch->head, &h, h | RWAIT, memory_order_seq_cst,
-                                                    memory_order_relaxed));
-    /* seq_cst: as above. */
-    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
-    if (POS(t) > POS(h)) {
-        /* recv validates (h, RWAIT) -> (h+1, 0). seq_cst: as in ring_pop. */
-        atomic_fetch_add_explicit(&ch->head, ONE - RWAIT, memory_order_seq_cst);
-        /* seq_cst: as in ring_pop. */
-        op->kick = atomic_load_explicit(&ch->tail, memory_order_seq_cst) & SWAIT;
-        op->item = take(ch, POS(h));
+    /* relaxed: RWAIT changes only under this lock. */
+    if (atomic_load_explicit(&ch->waiters, memory_order_relaxed) & RWAIT)
+        return true; /* older receivers are queued: get in line */
+    /* recv queues: waiters |= RWAIT. seq_cst: pairs with the CAS in
+     * ring_push and the RWAIT read after it (waiting). */
+    atomic_fetch_or_explicit(&ch->waiters, RWAIT, memory_order_seq_cst);
+    uint64_t pos;
+    if (claim_owned(ch, &pos)) {
+        /* recv validates: nobody else is queued, so the flag goes again.
+         * SWAIT is read before the slot is handed over, as in ring_pop. */
+        op->kick = waiting(ch, SWAIT);
+        clear_rwait(ch);
+        op->item = take(ch, pos);
         op->verdict = V_DONE;
         return false;
     }
-    if (t & CLOSED) {
+    /* relaxed: close sets CLOSED before it takes this lock to kick the
+     * receivers, so either this sees it or that kick sees this waiter. */
+    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED) {
         clear_rwait(ch);
         op->verdict = V_CLOSED;
         return false;
@@ -497,29 +576,32 @@ static bool send_validate(void *ctx)
 {
     struct op *op = ctx;
     park_chan_t *ch = op->ch;
-    /* relaxed: decided by the CAS. */
-    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
-    do {
-        if (t & CLOSED) {
-            op->verdict = V_CLOSED;
-            return false;
-        }
-        if (t & SWAIT)
-            return true; /* older senders are queued: get in line */
-        /* send queues (t, 0, 0) -> (t, 0, SWAIT). seq_cst: pairs with the
-         * CAS in ring_pop and the SWAIT load in settle. */
-    } while (!atomic_compare_exchange_weak_explicit(&ch->tail, &t, t | SWAIT, memory_order_seq_cst,
-                                                    memory_order_relaxed));
-    /* seq_cst: as above. */
-    uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
-    if (POS(t) - POS(h) < ch->cap) {
-        /* send validates (t, c, SWAIT) -> (t+1, c, 0); close may have set
-         * c meanwhile, which the add keeps. seq_cst: as in ring_push. */
-        atomic_fetch_add_explicit(&ch->tail, ONE - SWAIT, memory_order_seq_cst);
-        /* seq_cst: as in ring_push. */
-        op->kick = atomic_load_explicit(&ch->head, memory_order_seq_cst) & RWAIT;
-        put(ch, POS(t), op->item);
+    /* relaxed: as in recv_validate (close kicks the senders under this
+     * lock after setting CLOSED). */
+    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED) {
+        op->verdict = V_CLOSED;
+        return false;
+    }
+    /* relaxed: SWAIT changes only under this lock. */
+    if (atomic_load_explicit(&ch->waiters, memory_order_relaxed) & SWAIT)
+        return true; /* older senders are queued: get in line */
+    /* send queues: waiters |= SWAIT. seq_cst: pairs with the CAS in
+     * ring_pop and the SWAIT read after it (waiting). */
+    atomic_fetch_or_explicit(&ch->waiters, SWAIT, memory_order_seq_cst);
+    uint64_t pos;
+    if (reserve_owned(ch, 0, &pos)) {
+        /* send validates: as in recv_validate (the list is empty, since
+         * SWAIT was clear). */
+        op->kick = waiting(ch, RWAIT);
+        clear_swait(ch);
+        put(ch, pos, op->item);
         op->verdict = V_DONE;
+        return false;
+    }
+    /* relaxed: as above. */
+    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED) {
+        clear_swait(ch);
+        op->verdict = V_CLOSED;
         return false;
     }
     return true;
@@ -549,6 +631,7 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
         return ENOMEM;
     atomic_init(&c->tail, 0);
     atomic_init(&c->head, 0);
+    atomic_init(&c->waiters, 0);
     c->cap = capacity;
     c->given = c->given_last = NULL;
     for (size_t i = 0; i < capacity; i++) {
@@ -576,11 +659,10 @@ static int send_try(park_chan_t *ch, void *item)
     case RING_DONE:
         settle(ch, kick, false);
         return 0;
-    case RING_NONE:
-        return EAGAIN;
+    case RING_CLOSED:
+        return EPIPE;
     default:
-        /* relaxed: CLOSED is never cleared; seen set, it stays set. */
-        return atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED ? EPIPE : EAGAIN;
+        return EAGAIN; /* full, or senders are queued ahead */
     }
 }
 
@@ -595,16 +677,25 @@ static int recv_try(park_chan_t *ch, void **item)
         }
         if (r == RING_BLOCKED)
             return EAGAIN; /* receivers are queued ahead */
-        /* relaxed: flags as a hint; the kick decides under the lock. */
-        uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
-        /* Empty while senders wait (their kicks are on the way): pull
-         * their items in rather than fail. */
-        if ((t & SWAIT) && kick_senders(ch, false, &kick) > 0) {
+        /* Empty while senders wait (their kicks are on the way) or items
+         * given back are listed: pull them in rather than fail. The flag
+         * is a hint; the kick decides under the lock. */
+        if ((waiters_hint(ch) & SWAIT) && kick_senders(ch, false, &kick) > 0) {
             settle(ch, kick, false);
             continue;
         }
-        return t & CLOSED ? EPIPE : EAGAIN;
+        return r == RING_CLOSED ? EPIPE : EAGAIN;
     }
+}
+
+/* Between the attempts of a blocking call: a pause, then a few yields (a
+ * peer on this CPU may be the one to make progress). */
+static void spin_wait(int i)
+{
+    if (i < SPIN)
+        park__os_pause();
+    else
+        park__os_yield();
 }
 
 int park_chan_try_send(park_chan_t *ch, void *item)
@@ -620,15 +711,13 @@ int park_chan_try_recv(park_chan_t *ch, void **item)
 int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
 {
     for (;;) {
-        for (int i = 0; i < SPIN; i++) {
+        for (int i = 0; i < SPIN + SPIN_YIELD; i++) {
             int err = send_try(ch, item);
-            /* relaxed: a hint to stop spinning behind queued senders. */
-            if (err != EAGAIN || atomic_load_explicit(&ch->tail, memory_order_relaxed) & SWAIT) {
-                if (err != EAGAIN)
-                    return err;
-                break;
-            }
-            park__os_pause();
+            if (err != EAGAIN)
+                return err;
+            if (waiters_hint(ch) & SWAIT)
+                break; /* senders are queued: no use spinning behind them */
+            spin_wait(i);
         }
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
@@ -660,15 +749,13 @@ int park_chan_send(park_chan_t *ch, void *item)
 int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
 {
     for (;;) {
-        for (int i = 0; i < SPIN; i++) {
+        for (int i = 0; i < SPIN + SPIN_YIELD; i++) {
             int err = recv_try(ch, item);
-            /* relaxed: a hint to stop spinning behind queued receivers. */
-            if (err != EAGAIN || atomic_load_explicit(&ch->head, memory_order_relaxed) & RWAIT) {
-                if (err != EAGAIN)
-                    return err;
-                break;
-            }
-            park__os_pause();
+            if (err != EAGAIN)
+                return err;
+            if (waiters_hint(ch) & RWAIT)
+                break; /* receivers are queued: no use spinning behind them */
+            spin_wait(i);
         }
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
@@ -703,8 +790,8 @@ int park_chan_recv(park_chan_t *ch, void **item)
 
 void park_chan_close(park_chan_t *ch)
 {
-    /* close (t, 0, s) -> (t, CLOSED, s). seq_cst: a validate that runs
-     * after the kicks below sees it. */
+    /* close (t, 0) -> (t, CLOSED). seq_cst: a validate that runs after
+     * the kicks below sees it. */
     atomic_fetch_or_explicit(&ch->tail, CLOSED, memory_order_seq_cst);
     bool receivers, senders;
     kick_senders(ch, true, &receivers);
@@ -734,9 +821,8 @@ static void give_finish(void *ctx, bool more)
 {
     struct give *g = ctx;
     park_chan_t *ch = g->ch;
-    /* relaxed: SWAIT changes only under this lock. */
-    if (!(atomic_load_explicit(&ch->tail, memory_order_relaxed) & SWAIT) &&
-        ring_push(ch, g->node->item, CLOSED, &g->kick) == RING_DONE)
+    /* ring_push reads SWAIT, which changes only under this lock. */
+    if (ring_push(ch, g->node->item, CLOSED, &g->kick) == RING_DONE)
         return;
     g->node->next = NULL;
     if (ch->given)
@@ -745,16 +831,15 @@ static void give_finish(void *ctx, bool more)
         ch->given = g->node;
     ch->given_last = g->node;
     g->listed = true;
-    /* (t, c, s) -> (t, c, SWAIT): the list counts as a queued sender.
+    /* give back: waiters |= SWAIT, the list counts as a queued sender.
      * seq_cst: pairs with the CAS in ring_pop, as in send_validate. */
-    atomic_fetch_or_explicit(&ch->tail, SWAIT, memory_order_seq_cst);
+    atomic_fetch_or_explicit(&ch->waiters, SWAIT, memory_order_seq_cst);
     struct kick k = {.ch = ch};
     drain_given(&k);
     g->freed = k.freed;
     if (!more && !ch->given)
         clear_swait(ch);
-    /* seq_cst: as in kick_senders_done. */
-    g->kick = k.moved && atomic_load_explicit(&ch->head, memory_order_seq_cst) & RWAIT;
+    g->kick = k.moved && waiting(ch, RWAIT);
 }
 
 /* Puts an item taken out of ch back in at the end, beyond the capacity if
