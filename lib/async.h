@@ -27,6 +27,11 @@ typedef struct park__acq_ops {
     /* Enqueueing: validate/removed/before_sleep of the primitive, called
      * with the acquisition's ctx (park__acq_ctx). */
     const park__wait_ops_t *wait;
+    /* For park__acquire_async: takes the primitive at once if it is free:
+     * true if taken. Called with the caller's ctx, which after an enqueue
+     * that did not queue holds what validate left in the task's (so a
+     * validate that took the primitive itself can say so here). */
+    bool (*try_take)(void *ctx);
     /* Optional, after the waiter left the queue ungranted (a cancel): what
      * the primitive does after a timed-out thread waiter (the rwlock
      * admits the readers a cancelled writer held back). */
@@ -77,5 +82,13 @@ void park__acq_discard(park_task_t *t);
 
 /* Arms the deadline of an acquisition that is queued. */
 void park__acq_deadline(park_task_t *t, park_time_t deadline);
+
+/* The acquisition every primitive with a permit shares: takes it at once
+ * (ops->try_take: the shared ready task), or gives ETIMEDOUT if the
+ * deadline has passed, or queues an acquisition task whose ctx starts as a
+ * copy of *ctx (ctx_size bytes) and arms its deadline; it retries when the
+ * enqueue does not queue. NULL only on ENOMEM. */
+park_task_t *park__acquire_async(park_pool_t *pool, const park__acq_ops_t *ops, const void *key,
+                                 uintptr_t want, void *ctx, size_t ctx_size, park_time_t deadline);
 
 #endif /* PARK_LIB_ASYNC_H */

@@ -326,31 +326,22 @@ static void async_give_back(void *ctx, park__waiter_t *w)
     park_mutex_unlock(((struct lock_ctx *)ctx)->m);
 }
 
+static bool async_try_take(void *ctx)
+{
+    return park_mutex_trylock(((struct lock_ctx *)ctx)->m);
+}
+
+/* Queued, a task is always handed the lock (unlock_select, hinted_select);
+ * an enqueue that does not queue (the lock fell free, or the fence of
+ * park_before_sleep saw it unlocked) tries again. */
 static const park__acq_ops_t async_ops = {
     .wait = &park_ops, /* ctx: the struct lock_ctx inside the task */
+    .try_take = async_try_take,
     .give_back = async_give_back,
 };
 
-_Static_assert(sizeof(struct lock_ctx) <= PARK__ACQ_CTX_SIZE, "lock_ctx fits an acquisition");
-
 park_task_t *park_mutex_lock_async(park_mutex_t *m, park_pool_t *pool)
 {
-    for (park_task_t *t = NULL;;) {
-        if (park_mutex_trylock(m)) {
-            if (t)
-                park__acq_discard(t);
-            return park__task_ready();
-        }
-        if (!t) {
-            t = park__acq_new(pool, &async_ops, m, 0);
-            if (!t)
-                return NULL;
-            ((struct lock_ctx *)park__acq_ctx(t))->m = m;
-        }
-        /* Queued: a grant always hands the lock over (unlock_select,
-         * hinted_select). Otherwise it fell free before we were queued, or
-         * the fence of park_before_sleep saw it unlocked: try again. */
-        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
-            return t;
-    }
+    struct lock_ctx c = {m, false};
+    return park__acquire_async(pool, &async_ops, m, 0, &c, sizeof c, PARK_FOREVER);
 }

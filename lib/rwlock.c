@@ -752,41 +752,46 @@ static void async_write_removed(void *ctx)
         release_slow(c->rw, ADMIT);
 }
 
+/* A validate that took the lock instead of queueing says so in the ctx;
+ * otherwise the ctx starts afresh for the next enqueue. */
+static bool async_try_take(void *ctx, bool write)
+{
+    struct wait_ctx *c = ctx;
+    if (c->acquired)
+        return true;
+    *c = (struct wait_ctx){c->rw, false, false, false, false, false};
+    uint32_t s = __atomic_load_n(&c->rw->state_, __ATOMIC_RELAXED);
+    return write ? try_write(c->rw, &s) : try_read(c->rw, &s);
+}
+
+static bool async_try_read(void *ctx)
+{
+    return async_try_take(ctx, false);
+}
+
+static bool async_try_write(void *ctx)
+{
+    return async_try_take(ctx, true);
+}
+
 static const park__acq_ops_t async_read_ops = {
     .wait = &read_ops,
+    .try_take = async_try_read,
     .give_back = async_read_give_back,
 };
 
 static const park__acq_ops_t async_write_ops = {
     .wait = &write_ops,
+    .try_take = async_try_write,
     .after_removed = async_write_removed,
     .give_back = async_write_give_back,
 };
 
 static park_task_t *lock_async(park_rwlock_t *rw, park_pool_t *pool, bool write)
 {
-    for (park_task_t *t = NULL;;) {
-        uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        if (write ? try_write(rw, &s) : try_read(rw, &s)) {
-            if (t)
-                park__acq_discard(t);
-            return park__task_ready();
-        }
-        if (!t) {
-            t = park__acq_new(pool, write ? &async_write_ops : &async_read_ops, rw,
-                              write ? WANT_WRITE : WANT_READ);
-            if (!t)
-                return NULL;
-        }
-        struct wait_ctx *c = park__acq_ctx(t);
-        *c = (struct wait_ctx){rw, false, false, false, false, false};
-        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
-            return t;
-        if (c->acquired) { /* validate took the lock instead of queueing */
-            park__acq_discard(t);
-            return park__task_ready();
-        }
-    }
+    struct wait_ctx c = {rw, false, false, false, false, false};
+    return park__acquire_async(pool, write ? &async_write_ops : &async_read_ops, rw,
+                               write ? WANT_WRITE : WANT_READ, &c, sizeof c, PARK_FOREVER);
 }
 
 park_task_t *park_rwlock_read_lock_async(park_rwlock_t *rw, park_pool_t *pool)

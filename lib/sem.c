@@ -32,7 +32,6 @@
 
 #include "async.h"
 #include "os/os.h"
-#include "pool/pool.h"
 #include "wait/wait.h"
 
 #define W PARK__SEM_WAITERS
@@ -204,40 +203,21 @@ static void async_removed(void *ctx, bool more)
     park_removed(*(park_sem_t **)ctx, more);
 }
 
+static bool async_try_take(void *ctx)
+{
+    return park_sem_try_acquire(*(park_sem_t **)ctx);
+}
+
 static const park__wait_ops_t async_wait_ops = {async_validate, async_removed, NULL};
 static const park__acq_ops_t async_ops = {
     .wait = &async_wait_ops,
+    .try_take = async_try_take,
     .give_back = async_give_back,
 };
 
 park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool, park_time_t deadline)
 {
-    for (park_task_t *t = NULL;;) {
-        if (park_sem_try_acquire(s)) {
-            if (t)
-                park__acq_discard(t);
-            return park__task_ready();
-        }
-        if (deadline != PARK_FOREVER && park_now() >= deadline) {
-            if (t)
-                park__acq_discard(t);
-            t = park_task_new();
-            if (t)
-                park_task_complete(t, ETIMEDOUT, NULL);
-            return t;
-        }
-        if (!t) {
-            t = park__acq_new(pool, &async_ops, s, 1);
-            if (!t)
-                return NULL;
-            *(park_sem_t **)park__acq_ctx(t) = s;
-        }
-        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED) {
-            park__acq_deadline(t, deadline);
-            return t;
-        }
-        /* A permit fell free before we were queued: try again. */
-    }
+    return park__acquire_async(pool, &async_ops, s, 1, &s, sizeof s, deadline);
 }
 
 park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool)

@@ -706,6 +706,27 @@ void park__acq_deadline(park_task_t *t, park_time_t deadline)
         acq_cancel(t, ETIMEDOUT);
 }
 
+park_task_t *park__acquire_async(park_pool_t *pool, const park__acq_ops_t *ops, const void *key,
+                                 uintptr_t want, void *ctx, size_t ctx_size, park_time_t deadline)
+{
+    for (park_task_t *t = NULL;;) {
+        bool taken = ops->try_take(ctx);
+        if (taken || (deadline != PARK_FOREVER && park_now() >= deadline)) {
+            if (t)
+                block_free(t);
+            return taken ? &ready : park__task_completed(ETIMEDOUT, NULL);
+        }
+        if (!t && !(t = park__acq_new(pool, ops, key, want)))
+            return NULL;
+        memcpy(t->acq_ctx, ctx, ctx_size);
+        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED) {
+            park__acq_deadline(t, deadline);
+            return t;
+        }
+        memcpy(ctx, t->acq_ctx, ctx_size); /* what validate decided */
+    }
+}
+
 /* Takes the waiter out of the queue: true if it was still queued. */
 static bool acq_remove(park_task_t *t)
 {
