@@ -85,20 +85,13 @@ bool park__latch_is_set(park__latch_t *l)
     return atomic_load_explicit(&l->state, memory_order_acquire) == PARK__LATCH_SET;
 }
 
-static unsigned grant_all(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w;
-    return PARK__SELECT_GRANT;
-}
-
 void park__latch_set(park__latch_t *l)
 {
     /* acq_rel: release publishes what the setter did to the waiters;
      * acquire orders the WAITERS bit set under the bucket lock. */
     uint32_t old = atomic_exchange_explicit(&l->state, PARK__LATCH_SET, memory_order_acq_rel);
     if (old & PARK__LATCH_WAITERS)
-        park__unpark(l, grant_all, NULL, NULL); /* the address only: l may be gone */
+        park__unpark_all(l); /* the address only: l may be gone */
 }
 
 static bool latch_validate(void *ctx)
@@ -146,7 +139,7 @@ static bool ring_push(park__ring_t *r, void (*fn)(void *), void *arg)
     park__ring_cell_t *c;
     for (;;) {
         c = &r->cells[pos & (PARK__RING_CAP - 1)];
-        /* acquire: pairs with the release store of seq in ring_pop (the
+        /* acquire: pairs with the release store of seq in ring_pop_batch (the
          * consumer has read the cell's old item). */
         uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
         int64_t dif = (int64_t)(seq - pos);
@@ -163,34 +156,8 @@ static bool ring_push(park__ring_t *r, void (*fn)(void *), void *arg)
     }
     atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
     atomic_store_explicit(&c->arg, arg, memory_order_relaxed);
-    /* release: pairs with the acquire load of seq in ring_pop. */
+    /* release: pairs with the acquire load of seq in ring_pop_batch. */
     atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-    return true;
-}
-
-static bool ring_pop(park__ring_t *r, park__job_t *out)
-{
-    uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
-    park__ring_cell_t *c;
-    for (;;) {
-        c = &r->cells[pos & (PARK__RING_CAP - 1)];
-        /* acquire: pairs with the release store of seq in ring_push. */
-        uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-        int64_t dif = (int64_t)(seq - (pos + 1));
-        if (dif == 0) {
-            if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1, memory_order_relaxed,
-                                                      memory_order_relaxed))
-                break;
-        } else if (dif < 0) {
-            return false; /* empty, or the next item is still being written */
-        } else {
-            pos = atomic_load_explicit(&r->head, memory_order_relaxed);
-        }
-    }
-    out->fn = atomic_load_explicit(&c->fn, memory_order_relaxed);
-    out->arg = atomic_load_explicit(&c->arg, memory_order_relaxed);
-    /* release: pairs with the acquire load of seq in ring_push. */
-    atomic_store_explicit(&c->seq, pos + PARK__RING_CAP, memory_order_release);
     return true;
 }
 
@@ -292,35 +259,55 @@ static bool sp_push(park__ring_t *r, void (*fn)(void *), void *arg)
 {
     uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
     park__ring_cell_t *c = &r->cells[pos & (PARK__RING_CAP - 1)];
-    /* acquire: pairs with the release store of seq in ring_pop(_batch). */
+    /* acquire: pairs with the release store of seq in ring_pop_batch. */
     if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos)
         return false; /* full */
     atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
     atomic_store_explicit(&c->arg, arg, memory_order_relaxed);
-    /* release: pairs with the acquire load of seq in ring_pop(_batch). */
+    /* release: pairs with the acquire load of seq in ring_pop_batch. */
     atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
     /* seq_cst: the producer's half of the sleep/submit pair. */
     atomic_store_explicit(&r->tail, pos + 1, memory_order_seq_cst);
     return true;
 }
 
-/* Takes up to max published items with one CAS: how many. */
+/* How many items are published in a row from position pos, up to max;
+ * *taken: the cell at pos has already been consumed (pos is stale). */
+static unsigned published(park__ring_t *r, uint64_t pos, unsigned max, bool *taken)
+{
+    unsigned k = 0;
+    for (; k < max; k++) {
+        park__ring_cell_t *c = &r->cells[(pos + k) & (PARK__RING_CAP - 1)];
+        /* acquire: pairs with the release store of seq in the push. */
+        uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        if (seq != pos + k + 1) {
+            *taken = k == 0 && (int64_t)(seq - (pos + 1)) > 0;
+            break;
+        }
+    }
+    return k;
+}
+
+/* Takes up to max published items with one CAS: how many (0: empty, or
+ * the next item is still being written). */
 static unsigned ring_pop_batch(park__ring_t *r, park__job_t *out, unsigned max)
 {
     uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
     unsigned k;
-    do {
-        for (k = 0; k < max; k++) {
-            park__ring_cell_t *c = &r->cells[(pos + k) & (PARK__RING_CAP - 1)];
-            /* acquire: pairs with the release store of seq in the push. */
-            if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + k + 1)
-                break;
+    for (;;) {
+        bool taken = false;
+        k = published(r, pos, max, &taken);
+        if (taken) { /* another consumer took it: look from the new head */
+            pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+            continue;
         }
         if (k == 0)
             return 0;
-        /* relaxed: the cells' seq loads above carry the items' ordering. */
-    } while (!atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + k, memory_order_relaxed,
-                                                    memory_order_relaxed));
+        /* relaxed: the cells' seq loads carry the items' ordering. */
+        if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + k, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+    }
     for (unsigned i = 0; i < k; i++) {
         park__ring_cell_t *c = &r->cells[(pos + i) & (PARK__RING_CAP - 1)];
         out[i].fn = atomic_load_explicit(&c->fn, memory_order_relaxed);
@@ -329,6 +316,11 @@ static unsigned ring_pop_batch(park__ring_t *r, park__job_t *out, unsigned max)
         atomic_store_explicit(&c->seq, pos + i + PARK__RING_CAP, memory_order_release);
     }
     return k;
+}
+
+static bool ring_pop(park__ring_t *r, park__job_t *out)
+{
+    return ring_pop_batch(r, out, 1) == 1;
 }
 
 /* The ring of producer `id` in this pool, made on first use. */
@@ -391,6 +383,16 @@ static void notify(park_pool_t *pool)
                 atomic_fetch_sub_explicit(&pool->idle, SEARCHER, memory_order_relaxed);
             return;
         }
+}
+
+/* notify after a push onto a deque, whose release store of bottom is not
+ * the producer's half of the sleep/submit pair: an RMW on the idle word
+ * itself is. A sleeper's increment either comes before it (notify sees the
+ * sleeper) or reads from it (the sleeper's re-check then sees the push). */
+static void notify_fenced(park_pool_t *pool)
+{
+    atomic_fetch_add_explicit(&pool->idle, 0, memory_order_seq_cst);
+    notify(pool);
 }
 
 typedef struct sleep_ctx {
@@ -476,11 +478,8 @@ static bool take_submissions(park__worker_t *w, park__job_t *job)
             if (!ring_push(&w->ring, batch[j].fn, batch[j].arg) &&
                 !park__deque_push(&w->deque, batch[j].fn, batch[j].arg))
                 batch[j].fn(batch[j].arg); /* both full: no room but here */
-        if (pushed) {
-            uint32_t v = atomic_fetch_add_explicit(&pool->idle, 0, memory_order_seq_cst);
-            if (SLEEPERS(v) != 0 && SEARCHERS(v) == 0)
-                notify(pool);
-        }
+        if (pushed)
+            notify_fenced(pool);
         return true;
     }
     return false;
@@ -584,13 +583,7 @@ static void *worker_main(void *arg)
 static int push_local(park__worker_t *w, void (*fn)(void *), void *arg)
 {
     if (park__deque_push(&w->deque, fn, arg)) {
-        /* The producer's half of the sleep/submit pair, as an RMW on the
-         * idle word itself (the release store of bottom alone is not one):
-         * a sleeper's increment either comes before it (we see the sleeper)
-         * or reads from it (the sleeper's re-check then sees the push). */
-        uint32_t v = atomic_fetch_add_explicit(&w->pool->idle, 0, memory_order_seq_cst);
-        if (SLEEPERS(v) != 0 && SEARCHERS(v) == 0)
-            notify(w->pool);
+        notify_fenced(w->pool);
         return 0;
     }
     return -1;
@@ -797,7 +790,7 @@ static void stop_workers(park_pool_t *pool, unsigned started)
 {
     /* release: pairs with the acquire loads of stop in worker_main. */
     atomic_store_explicit(&pool->stop, true, memory_order_seq_cst);
-    park__unpark(&pool->idle, grant_all, NULL, NULL);
+    park__unpark_all(&pool->idle);
     for (unsigned i = 0; i < started; i++)
         pthread_join(pool->workers[i].thread, NULL);
 }

@@ -117,13 +117,6 @@ static void *timer_main(void *arg)
     return NULL;
 }
 
-static unsigned grant_all(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w;
-    return PARK__SELECT_GRANT;
-}
-
 int park__timer_arm(park_pool_t *pool, park_task_t *t, park_time_t when, park__timer_kind_t kind)
 {
     park_mutex_lock(&pool->timer_lock);
@@ -165,7 +158,7 @@ int park__timer_arm(park_pool_t *pool, park_task_t *t, park_time_t when, park__t
         atomic_fetch_add_explicit(&tm->gen, 1, memory_order_relaxed);
     park_mutex_unlock(&pool->timer_lock);
     if (earliest)
-        park__unpark(&tm->gen, grant_all, NULL, NULL);
+        park__unpark_all(&tm->gen);
     return 0;
 }
 
@@ -181,7 +174,7 @@ void park__timer_shutdown(park_pool_t *pool)
     park_mutex_unlock(&pool->timer_lock);
     if (!tm)
         return;
-    park__unpark(&tm->gen, grant_all, NULL, NULL);
+    park__unpark_all(&tm->gen);
     pthread_join(tm->thread, NULL);
     for (size_t i = 0; i < tm->n; i++)
         fire(tm->heap[i], ECANCELED);

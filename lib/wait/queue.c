@@ -275,6 +275,18 @@ size_t park__unpark(const void *key, park__select_fn select, park__finish_fn fin
     return n;
 }
 
+static unsigned select_all(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    w->grant = 0;
+    return PARK__SELECT_GRANT;
+}
+
+size_t park__unpark_all(const void *key)
+{
+    return park__unpark(key, select_all, NULL, NULL);
+}
+
 bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void *ctx, bool more),
                        void *ctx)
 {

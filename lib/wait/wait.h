@@ -126,6 +126,10 @@ typedef void (*park__finish_fn)(void *ctx, bool more);
  * waiters after unlocking. Returns how many were granted. */
 size_t park__unpark(const void *key, park__select_fn select, park__finish_fn finish, void *ctx);
 
+/* park__unpark granting every waiter of key (w->grant 0), with no finish:
+ * for keys whose waiters all wait for the same event. */
+size_t park__unpark_all(const void *key);
+
 /* Takes w out of key's queue if it is still queued: true (then
  * removed(ctx, more) has run under the bucket lock, and w holds no grant),
  * false if a waker dequeued it first (the grant stands; a thread waiter
