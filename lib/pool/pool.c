@@ -57,11 +57,6 @@
 
 static _Thread_local park__worker_t *tls_worker;
 
-park__worker_t *park__worker_current(void)
-{
-    return tls_worker;
-}
-
 park_pool_t *park_pool_current(void)
 {
     return tls_worker ? tls_worker->pool : NULL;
@@ -518,7 +513,8 @@ static void run_job(park__worker_t *w, const park__job_t *job)
     job->fn(job->arg);
 }
 
-bool park__pool_help(park__worker_t *w)
+/* From a worker: runs one item of work if any is found; false if none. */
+static bool help(park__worker_t *w)
 {
     park__job_t job;
     if (!find_work(w, &job))
@@ -671,7 +667,7 @@ bool park__pool_wait_latch(park__latch_t *l, park_time_t deadline)
      * again (new work may arrive that only we could run). */
     uint64_t nap = 20 * 1000;
     while (!park__latch_is_set(l)) {
-        if (park__pool_help(w)) {
+        if (help(w)) {
             nap = 20 * 1000;
             continue;
         }

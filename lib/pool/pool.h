@@ -86,15 +86,9 @@ struct park_pool {
     park_mutex_t timer_lock;
 };
 
-/* The worker of the calling thread, or NULL. */
-park__worker_t *park__worker_current(void);
-
 /* Queues fn(arg) on the pool whether or not it is closing (continuations
  * and internal work): 0 or ENOMEM. */
 int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg);
-
-/* From a worker: runs one item of work if any is found; false if none. */
-bool park__pool_help(park__worker_t *w);
 
 /* Waits for the latch: a worker helps with other work meanwhile, any other
  * thread parks. */
