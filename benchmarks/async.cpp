@@ -296,46 +296,9 @@ template <class C> struct Shared {
     std::atomic<bool> failed{false};
 };
 
-// Where a producer sleeps until the critical sections of its batch have
-// run. The last count_down notifies while holding the mutex, so the
-// producer cannot return from wait() while a worker still touches it.
-class Latch
-{
-  public:
-    void reset(int n)
-    {
-        std::lock_guard<std::mutex> lk(m_);
-        done_ = false;
-        // relaxed: the batch's acquisitions are issued after this store, by
-        // this thread, and each publishes it to its continuation.
-        left_.store(n, std::memory_order_relaxed);
-    }
-    void count_down()
-    {
-        // acq_rel: the last count-down sees every earlier one's writes and
-        // the mutex below passes them on to the waiting producer.
-        if (left_.fetch_sub(1, std::memory_order_acq_rel) != 1)
-            return;
-        std::lock_guard<std::mutex> lk(m_);
-        done_ = true;
-        cv_.notify_one();
-    }
-    void wait()
-    {
-        std::unique_lock<std::mutex> lk(m_);
-        cv_.wait(lk, [this] { return done_; });
-    }
-
-  private:
-    std::atomic<int> left_{0};
-    std::mutex m_;
-    std::condition_variable cv_;
-    bool done_ = false;
-};
-
 template <class C> struct alignas(64) Producer {
     Shared<C> *g = nullptr;
-    Latch latch;
+    bench::Latch latch;
 };
 
 // ---- adapters -----------------------------------------------------------

@@ -138,6 +138,47 @@ class Histogram
 
 // ---- time windows -------------------------------------------------------
 
+// A count-down latch for the baselines and scenario drivers: the thread
+// that waits sleeps on a condition variable until `n` count-downs. The
+// last count_down notifies while holding the mutex, so the waiter cannot
+// return from wait() while a counting thread still touches the latch.
+class Latch
+{
+  public:
+    explicit Latch(size_t n = 0) : left_(n)
+    {
+    }
+    void reset(size_t n)
+    {
+        std::lock_guard<std::mutex> lk(m_);
+        done_ = false;
+        // relaxed: whatever counts down is started after this store, by
+        // this thread, which publishes it.
+        left_.store(n, std::memory_order_relaxed);
+    }
+    void count_down()
+    {
+        // acq_rel: the last count-down sees every earlier one's writes
+        // (acquire) and the mutex below passes them on to the waiter.
+        if (left_.fetch_sub(1, std::memory_order_acq_rel) != 1)
+            return;
+        std::lock_guard<std::mutex> lk(m_);
+        done_ = true;
+        cv_.notify_one();
+    }
+    void wait()
+    {
+        std::unique_lock<std::mutex> lk(m_);
+        cv_.wait(lk, [this] { return done_; });
+    }
+
+  private:
+    std::atomic<size_t> left_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool done_ = false;
+};
+
 // What one worker thread of a window reports.
 struct ThreadResult {
     uint64_t ops = 0;              // operations completed inside the window

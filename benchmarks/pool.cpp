@@ -219,37 +219,6 @@ struct Tbb {
     }
 };
 
-// The waiting side of the condvar pool's parallel_for: the caller
-// sleeps on a condition variable until `left` items have counted down.
-class Latch
-{
-  public:
-    explicit Latch(size_t n) : left_(n)
-    {
-    }
-    void count_down()
-    {
-        // acq_rel: the last count-down sees every item's writes (acquire)
-        // and publishes its own (release) before it wakes the waiter.
-        if (left_.fetch_sub(1, std::memory_order_acq_rel) != 1)
-            return;
-        std::lock_guard<std::mutex> lk(m_);
-        done_ = true;
-        cv_.notify_one();
-    }
-    void wait()
-    {
-        std::unique_lock<std::mutex> lk(m_);
-        cv_.wait(lk, [this] { return done_; });
-    }
-
-  private:
-    std::atomic<size_t> left_;
-    std::mutex m_;
-    std::condition_variable cv_;
-    bool done_ = false;
-};
-
 struct Condvar {
     static constexpr const char *name = "condvar";
     static constexpr bool fork_join = false;
@@ -268,7 +237,7 @@ struct Condvar {
         void (*body)(size_t, size_t, void *);
         void *arg;
         size_t lo, hi;
-        Latch *latch;
+        bench::Latch *latch;
     };
     static void chunk(void *p)
     {
@@ -285,7 +254,7 @@ struct Condvar {
             return;
         size_t n = (end - begin + grain - 1) / grain;
         std::vector<Chunk> chunks(n);
-        Latch latch(n);
+        bench::Latch latch(n);
         for (size_t i = 0; i < n; ++i) {
             size_t lo = begin + i * grain;
             chunks[i] = Chunk{body, arg, lo, std::min(end, lo + grain), &latch};
