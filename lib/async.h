@@ -76,6 +76,12 @@ park__waiter_t *park__acq_waiter(park_task_t *t);
  * caller retries its fast path, and may enqueue again. */
 int park__acq_enqueue(park_task_t *t, unsigned flags);
 
+/* Completes an acquisition that was never left queued (it took what it
+ * asked for by itself) exactly as a grant of `grant` would: the outcome
+ * and granted hooks give its error and result, and if it is dropped unseen
+ * give_back runs. Returns t. */
+park_task_t *park__acq_grant_now(park_task_t *t, uintptr_t grant);
+
 /* Frees an acquisition that was never left queued (the caller's
  * reference). */
 void park__acq_discard(park_task_t *t);

@@ -905,15 +905,12 @@ static const park__acq_ops_t send_acq_ops = {
     .give_back = send_give_back,
 };
 
-/* Completes an acquisition that was never left queued as a grant would:
- * so a receive task completed with an item gives it back if it is dropped
- * unseen, like one granted later. */
+/* Completes an acquisition that was never left queued as a grant would,
+ * so that a receive task completed with an item gives it back if it is
+ * dropped unseen, like one granted later. */
 static park_task_t *grant_now(park_task_t *t, int err)
 {
-    park__waiter_t *w = park__acq_waiter(t);
-    w->grant = (uintptr_t)err;
-    w->notify(w);
-    return t;
+    return park__acq_grant_now(t, (uintptr_t)err);
 }
 
 park_task_t *park_chan_recv_async(park_chan_t *ch, park_pool_t *pool)

@@ -692,6 +692,16 @@ int park__acq_enqueue(park_task_t *t, unsigned flags)
     return r;
 }
 
+park_task_t *park__acq_grant_now(park_task_t *t, uintptr_t grant)
+{
+    t->waiter.grant = grant;
+    /* The hold acq_notify drops, as if the waiter had been queued.
+     * relaxed: nobody else knows t yet. */
+    atomic_fetch_or_explicit(&t->refs, HOLD, memory_order_relaxed);
+    acq_notify(&t->waiter);
+    return t;
+}
+
 void park__acq_discard(park_task_t *t)
 {
     block_free(t);
