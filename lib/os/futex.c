@@ -58,6 +58,17 @@ void park__os_yield(void)
     sched_yield();
 }
 
+bool park__os_one_cpu;
+
+__attribute__((constructor)) static void os_count_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        park__os_one_cpu = CPU_COUNT(&set) == 1;
+    else
+        park__os_one_cpu = sysconf(_SC_NPROCESSORS_ONLN) == 1;
+}
+
 #ifndef PARK_FAULTS
 
 int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
@@ -76,13 +87,13 @@ void park__futex_wake(uint32_t *word, int n)
 
 enum fault {
     FAULT_NONE,
-    FAULT_SPURIOUS,   /* wait returns 0 without sleeping */
-    FAULT_EINTR,      /* wait returns EINTR without sleeping */
-    FAULT_EARLY,      /* wait returns ETIMEDOUT before the deadline */
-    FAULT_DELAY,      /* the call is delayed by a yield or a short sleep */
+    FAULT_SPURIOUS, /* wait returns 0 without sleeping */
+    FAULT_EINTR,    /* wait returns EINTR without sleeping */
+    FAULT_EARLY,    /* wait returns ETIMEDOUT before the deadline */
+    FAULT_DELAY,    /* the call is delayed by a yield or a short sleep */
 };
 
-static uint64_t fault_seed;            /* 0: injection off; set before main */
+static uint64_t fault_seed; /* 0: injection off; set before main */
 static atomic_uint_fast64_t fault_threads;
 static _Thread_local uint64_t fault_rng;
 
@@ -127,7 +138,7 @@ static void fault_delay(void)
     if (fault_random() % 2) {
         sched_yield();
     } else {
-        struct timespec ts = { 0, 1000 + fault_random() % 50000 };
+        struct timespec ts = {0, 1000 + fault_random() % 50000};
         nanosleep(&ts, NULL);
     }
 }

@@ -37,6 +37,14 @@ void park__os_membarrier(void);
 /* Gives the processor to another runnable thread. */
 void park__os_yield(void);
 
+/* True if the process may run on one CPU only (then spinning cannot help:
+ * the thread it waits for is not running). Read once, at load time. */
+extern bool park__os_one_cpu;
+static inline bool park__os_single_cpu(void)
+{
+    return park__os_one_cpu;
+}
+
 /* A spin-wait hint for the processor. */
 static inline void park__os_pause(void)
 {

@@ -1,0 +1,86 @@
+/* lib/wait/spin.h: the one spin policy of park (DESIGN.md rule 6).
+ *
+ * Every bounded wait in lib/ that does not park at once follows one
+ * schedule, in three phases:
+ *
+ *   1. pause rounds: the caller looks at its word, then pauses 1, 2, 4, ...
+ *      up to PARK__SPIN_GAP times (each look costs a cache-line transfer,
+ *      so the gap grows), until it has spent `pauses` pauses in all;
+ *   2. yields: `yields` rounds of sched_yield, so that a preempted holder
+ *      or an oversubscribed producer gets the processor;
+ *   3. park: park__spin returns false and the caller sleeps in lib/wait
+ *      (or, where there is nothing to sleep on, keeps yielding: see
+ *      park__spin_forever).
+ *
+ * On a single CPU pausing cannot help (the thread that would change the
+ * word is not running), so phase 1 is skipped there. The budgets are the
+ * caller's: each call site passes the bound that fits what it waits for
+ * (a lock word a few instructions from free, a worker looking for work, a
+ * channel cell mid-operation) and documents it where it is chosen.
+ *
+ *   park__spin_t s = park__spin_init(PAUSES, YIELDS);
+ *   while (!ready())
+ *       if (!park__spin(&s))
+ *           return sleep_in_lib_wait();
+ */
+#ifndef PARK_LIB_WAIT_SPIN_H
+#define PARK_LIB_WAIT_SPIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "os/os.h"
+
+#define PARK__SPIN_GAP 16u /* the most pauses between two looks */
+
+typedef struct park__spin {
+    uint32_t gap;    /* pauses before the next look */
+    uint32_t pauses; /* pauses left in phase 1 */
+    uint32_t yields; /* yields left in phase 2 */
+} park__spin_t;
+
+/* A schedule of at most `pauses` pauses, then `yields` yields. */
+static inline park__spin_t park__spin_init(uint32_t pauses, uint32_t yields)
+{
+    park__spin_t s = {1, park__os_single_cpu() ? 0 : pauses, yields};
+    return s;
+}
+
+/* One step: pauses or yields and returns true (look again), or returns
+ * false once the budget is spent (park now). */
+static inline bool park__spin(park__spin_t *s)
+{
+    if (s->pauses) {
+        uint32_t n = s->gap < s->pauses ? s->gap : s->pauses;
+        s->pauses -= n;
+        while (n--)
+            park__os_pause();
+        if (s->gap < PARK__SPIN_GAP)
+            s->gap *= 2;
+        return true;
+    }
+    if (s->yields) {
+        s->yields--;
+        park__os_yield();
+        return true;
+    }
+    return false;
+}
+
+/* True while phase 1 (pausing) is not over. */
+static inline bool park__spin_pausing(const park__spin_t *s)
+{
+    return s->pauses != 0;
+}
+
+/* For a wait with nothing to sleep on, which another thread ends within a
+ * few instructions unless it is preempted (a channel cell mid-operation,
+ * the winner of a race publishing its result): the schedule's pauses, then
+ * yields for as long as it takes. */
+static inline void park__spin_forever(park__spin_t *s)
+{
+    if (!park__spin(s))
+        park__os_yield();
+}
+
+#endif /* PARK_LIB_WAIT_SPIN_H */
