@@ -21,6 +21,7 @@
 
 #include <park/task.h>
 
+#include "task/task.h" /* park__task_ready, park__task_completed */
 #include "wait/wait.h"
 
 typedef struct park__acq_ops {
@@ -50,15 +51,6 @@ typedef struct park__acq_ops {
 
 /* Room for the primitive's ctx inside the task. */
 #define PARK__ACQ_CTX_SIZE 32
-
-/* The shared, permanent task completed with error 0 and result NULL that
- * uncontended acquisitions return: retaining and releasing it write
- * nothing. */
-park_task_t *park__task_ready(void);
-
-/* A task already completed with err and result (from the per-thread
- * cache), or NULL on ENOMEM. */
-park_task_t *park__task_completed(int err, void *result);
 
 /* A new acquisition task for `pool` waiting on `key` (caller's reference
  * only; not queued yet), its waiter asking for `want`; NULL on ENOMEM. */

@@ -43,6 +43,7 @@
 
 #include "os/os.h"
 #include "pool/pool.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define SLEEPER 1u
@@ -51,9 +52,6 @@
 #define SEARCHERS(v) ((v) >> 16)
 
 #define MAX_THREADS 4096
-#define SPIN_PAUSES 16      /* rounds of looking for work, pausing between */
-#define SPIN_YIELDS 8       /* ... then yielding between, before sleeping */
-#define RING_FULL_YIELDS 16 /* an outside producer's yields before it spills */
 
 static _Thread_local park__worker_t *tls_worker;
 
@@ -67,102 +65,7 @@ unsigned park_pool_threads(const park_pool_t *pool)
     return pool->n;
 }
 
-/* ---- latch ---------------------------------------------------------- */
-
-void park__latch_init(park__latch_t *l)
-{
-    atomic_init(&l->state, 0);
-}
-
-bool park__latch_is_set(park__latch_t *l)
-{
-    /* acquire: pairs with the exchange in park__latch_set. */
-    return atomic_load_explicit(&l->state, memory_order_acquire) == PARK__LATCH_SET;
-}
-
-void park__latch_set(park__latch_t *l)
-{
-    /* acq_rel: release publishes what the setter did to the waiters;
-     * acquire orders the WAITERS bit set under the bucket lock. */
-    uint32_t old = atomic_exchange_explicit(&l->state, PARK__LATCH_SET, memory_order_acq_rel);
-    if (old & PARK__LATCH_WAITERS)
-        park__unpark_all(l); /* the address only: l may be gone */
-}
-
-static bool latch_validate(void *ctx)
-{
-    park__latch_t *l = ctx;
-    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
-    /* Bucket locked: a setter that sees WAITERS unparks after we are queued. */
-    while (s == 0)
-        if (atomic_compare_exchange_weak_explicit(&l->state, &s, PARK__LATCH_WAITERS,
-                                                  memory_order_relaxed, memory_order_relaxed))
-            return true;
-    return s == PARK__LATCH_WAITERS;
-}
-
-static const park__wait_ops_t latch_ops = {.validate = latch_validate};
-
-bool park__latch_wait(park__latch_t *l, park_time_t deadline)
-{
-    while (!park__latch_is_set(l)) {
-        park__waiter_t w;
-        park__waiter_init(&w, 0);
-        int r = park__wait(l, &w, 0, &latch_ops, l, deadline);
-        if (r == PARK__WAIT_TIMEDOUT)
-            return park__latch_is_set(l);
-    }
-    return true;
-}
-
 /* ---- the shared queue ----------------------------------------------- */
-
-static void ring_init(park__ring_t *r)
-{
-    atomic_init(&r->head, 0);
-    atomic_init(&r->tail, 0);
-    for (uint64_t i = 0; i < PARK__RING_CAP; i++) {
-        atomic_init(&r->cells[i].seq, i);
-        atomic_init(&r->cells[i].fn, NULL);
-        atomic_init(&r->cells[i].arg, NULL);
-    }
-}
-
-static bool ring_push(park__ring_t *r, void (*fn)(void *), void *arg)
-{
-    uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    park__ring_cell_t *c;
-    for (;;) {
-        c = &r->cells[pos & (PARK__RING_CAP - 1)];
-        /* acquire: pairs with the release store of seq in ring_pop_batch (the
-         * consumer has read the cell's old item). */
-        uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-        int64_t dif = (int64_t)(seq - pos);
-        if (dif == 0) {
-            /* seq_cst: the producer's half of the sleep/submit pair. */
-            if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_seq_cst,
-                                                      memory_order_relaxed))
-                break;
-        } else if (dif < 0) {
-            return false; /* full */
-        } else {
-            pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-        }
-    }
-    atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
-    atomic_store_explicit(&c->arg, arg, memory_order_relaxed);
-    /* release: pairs with the acquire load of seq in ring_pop_batch. */
-    atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-    return true;
-}
-
-static bool ring_looks_empty(park__ring_t *r)
-{
-    /* seq_cst: the worker's half of the sleep/submit pair. A claimed but
-     * unwritten item counts as work. */
-    return atomic_load_explicit(&r->head, memory_order_seq_cst) ==
-           atomic_load_explicit(&r->tail, memory_order_seq_cst);
-}
 
 static int overflow_push(park_pool_t *pool, void (*fn)(void *), void *arg)
 {
@@ -172,7 +75,7 @@ static int overflow_push(park_pool_t *pool, void (*fn)(void *), void *arg)
     o->next = NULL;
     o->fn = fn;
     o->arg = arg;
-    park_mutex_lock(&pool->overflow_lock);
+    park__lock(&pool->overflow_lock);
     if (pool->overflow_tail)
         pool->overflow_tail->next = o;
     else
@@ -180,7 +83,7 @@ static int overflow_push(park_pool_t *pool, void (*fn)(void *), void *arg)
     pool->overflow_tail = o;
     /* seq_cst: the producer's half of the sleep/submit pair. */
     atomic_fetch_add_explicit(&pool->overflow_n, 1, memory_order_seq_cst);
-    park_mutex_unlock(&pool->overflow_lock);
+    park__unlock(&pool->overflow_lock);
     atomic_fetch_add_explicit(&pool->spilled, 1, memory_order_relaxed);
     return 0;
 }
@@ -189,7 +92,7 @@ static bool overflow_pop(park_pool_t *pool, park__job_t *out)
 {
     if (atomic_load_explicit(&pool->overflow_n, memory_order_relaxed) == 0)
         return false;
-    park_mutex_lock(&pool->overflow_lock);
+    park__lock(&pool->overflow_lock);
     park__overflow_t *o = pool->overflow_head;
     if (o) {
         pool->overflow_head = o->next;
@@ -197,7 +100,7 @@ static bool overflow_pop(park_pool_t *pool, park__job_t *out)
             pool->overflow_tail = NULL;
         atomic_fetch_sub_explicit(&pool->overflow_n, 1, memory_order_relaxed);
     }
-    park_mutex_unlock(&pool->overflow_lock);
+    park__unlock(&pool->overflow_lock);
     if (!o)
         return false;
     out->fn = o->fn;
@@ -209,7 +112,7 @@ static bool overflow_pop(park_pool_t *pool, park__job_t *out)
 /* Producer ids: small integers, one per thread that submits from outside
  * a pool, recycled when the thread exits, so that each id's ring has at
  * most one producer at a time. */
-static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static park__lock_t ids_lock = PARK__LOCK_INIT;
 static unsigned ids_next, ids_free[PARK__MAX_PRODUCERS], ids_nfree;
 static pthread_key_t ids_key;
 static _Thread_local unsigned my_id_plus_one;
@@ -217,9 +120,9 @@ static _Thread_local unsigned my_id_plus_one;
 static void id_release(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&ids_lock);
+    park__lock(&ids_lock);
     ids_free[ids_nfree++] = my_id_plus_one - 1;
-    pthread_mutex_unlock(&ids_lock);
+    park__unlock(&ids_lock);
     my_id_plus_one = 0;
 }
 
@@ -235,12 +138,12 @@ static unsigned my_id(void)
     if (PARK__LIKELY(my_id_plus_one))
         return my_id_plus_one - 1;
     unsigned id = PARK__MAX_PRODUCERS;
-    pthread_mutex_lock(&ids_lock);
+    park__lock(&ids_lock);
     if (ids_nfree)
         id = ids_free[--ids_nfree];
     else if (ids_next < PARK__MAX_PRODUCERS)
         id = ids_next++;
-    pthread_mutex_unlock(&ids_lock);
+    park__unlock(&ids_lock);
     if (id < PARK__MAX_PRODUCERS) {
         my_id_plus_one = id + 1;
         pthread_setspecific(ids_key, &my_id_plus_one); /* id_release at exit */
@@ -248,77 +151,12 @@ static unsigned my_id(void)
     return id;
 }
 
-/* Single producer: the owner of the ring's id. No RMW: the item is
- * published by the seq store, the tail store makes it count as work. */
-static bool sp_push(park__ring_t *r, void (*fn)(void *), void *arg)
-{
-    uint64_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    park__ring_cell_t *c = &r->cells[pos & (PARK__RING_CAP - 1)];
-    /* acquire: pairs with the release store of seq in ring_pop_batch. */
-    if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos)
-        return false; /* full */
-    atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
-    atomic_store_explicit(&c->arg, arg, memory_order_relaxed);
-    /* release: pairs with the acquire load of seq in ring_pop_batch. */
-    atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-    /* seq_cst: the producer's half of the sleep/submit pair. */
-    atomic_store_explicit(&r->tail, pos + 1, memory_order_seq_cst);
-    return true;
-}
-
-/* How many items are published in a row from position pos, up to max;
- * *taken: the cell at pos has already been consumed (pos is stale). */
-static unsigned published(park__ring_t *r, uint64_t pos, unsigned max, bool *taken)
-{
-    unsigned k = 0;
-    for (; k < max; k++) {
-        park__ring_cell_t *c = &r->cells[(pos + k) & (PARK__RING_CAP - 1)];
-        /* acquire: pairs with the release store of seq in the push. */
-        uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-        if (seq != pos + k + 1) {
-            *taken = k == 0 && (int64_t)(seq - (pos + 1)) > 0;
-            break;
-        }
-    }
-    return k;
-}
-
-/* Takes up to max published items with one CAS: how many (0: empty, or
- * the next item is still being written). */
-static unsigned ring_pop_batch(park__ring_t *r, park__job_t *out, unsigned max)
-{
-    uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
-    unsigned k;
-    for (;;) {
-        bool taken = false;
-        k = published(r, pos, max, &taken);
-        if (taken) { /* another consumer took it: look from the new head */
-            pos = atomic_load_explicit(&r->head, memory_order_relaxed);
-            continue;
-        }
-        if (k == 0)
-            return 0;
-        /* relaxed: the cells' seq loads carry the items' ordering. */
-        if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + k, memory_order_relaxed,
-                                                  memory_order_relaxed))
-            break;
-    }
-    for (unsigned i = 0; i < k; i++) {
-        park__ring_cell_t *c = &r->cells[(pos + i) & (PARK__RING_CAP - 1)];
-        out[i].fn = atomic_load_explicit(&c->fn, memory_order_relaxed);
-        out[i].arg = atomic_load_explicit(&c->arg, memory_order_relaxed);
-        /* release: pairs with the acquire load of seq in the push. */
-        atomic_store_explicit(&c->seq, pos + i + PARK__RING_CAP, memory_order_release);
-    }
-    return k;
-}
-
+/* The ring of producer `id` in this pool, made on first use. */
 static bool ring_pop(park__ring_t *r, park__job_t *out)
 {
-    return ring_pop_batch(r, out, 1) == 1;
+    return park__ring_pop_batch(r, out, 1) == 1;
 }
 
-/* The ring of producer `id` in this pool, made on first use. */
 static park__ring_t *producer_ring(park_pool_t *pool, unsigned id)
 {
     /* acquire: pairs with the release store below (the ring is set up). */
@@ -327,7 +165,7 @@ static park__ring_t *producer_ring(park_pool_t *pool, unsigned id)
         return r;
     if (posix_memalign((void **)&r, 64, sizeof *r) != 0)
         return NULL;
-    ring_init(r);
+    park__ring_init(r);
     atomic_store_explicit(&pool->producers[id], r, memory_order_release);
     /* Raise the high-water mark the workers scan up to. */
     unsigned n = atomic_load_explicit(&pool->nproducers, memory_order_relaxed);
@@ -343,13 +181,13 @@ static park__ring_t *producer_ring(park_pool_t *pool, unsigned id)
 static bool work_visible(park_pool_t *pool)
 {
     for (unsigned i = 0; i < pool->n; i++)
-        if (!ring_looks_empty(&pool->workers[i].ring) ||
+        if (!park__ring_looks_empty(&pool->workers[i].ring) ||
             !park__deque_looks_empty(&pool->workers[i].deque))
             return true;
     unsigned np = atomic_load_explicit(&pool->nproducers, memory_order_seq_cst);
     for (unsigned i = 0; i < np; i++) {
         park__ring_t *r = atomic_load_explicit(&pool->producers[i], memory_order_acquire);
-        if (r && !ring_looks_empty(r))
+        if (r && !park__ring_looks_empty(r))
             return true;
     }
     return atomic_load_explicit(&pool->overflow_n, memory_order_seq_cst) != 0;
@@ -365,8 +203,29 @@ static unsigned select_one(void *ctx, park__waiter_t *w)
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
-/* Wakes one sleeper if nobody is searching already. The caller has
- * published its item by a seq_cst operation (the producer's half). */
+/* Kicks one joiner that is not kicked yet out of its latch wait. */
+static void kick_joiner(park_pool_t *pool)
+{
+    for (unsigned i = 0; i < pool->n; i++) {
+        park__worker_t *w = &pool->workers[i];
+        /* acquire: pairs with the joiner's seq_cst increment of joiners,
+         * which our seq_cst load of joiners read (waiting_on and kicked
+         * were stored before it). */
+        park__latch_t *l = atomic_load_explicit(&w->waiting_on, memory_order_acquire);
+        uint32_t calm = 0;
+        /* 0 -> 1; relaxed: park__latch_kick takes the latch's bucket lock,
+         * under which the joiner re-reads it before sleeping. */
+        if (l && atomic_compare_exchange_strong_explicit(&w->kicked, &calm, 1, memory_order_relaxed,
+                                                         memory_order_relaxed)) {
+            park__latch_kick(l, (uintptr_t)w); /* l may be stale: harmless */
+            return;
+        }
+    }
+}
+
+/* Wakes one sleeper if nobody is searching already, or, with every worker
+ * up, kicks a joiner. The caller has published its item by a seq_cst
+ * operation (the producer's half). */
 static void notify(park_pool_t *pool)
 {
     uint32_t v = atomic_load_explicit(&pool->idle, memory_order_seq_cst);
@@ -378,6 +237,10 @@ static void notify(park_pool_t *pool)
                 atomic_fetch_sub_explicit(&pool->idle, SEARCHER, memory_order_relaxed);
             return;
         }
+    /* seq_cst: the producer's half of the pair with a joiner. */
+    if (SLEEPERS(v) == 0 && SEARCHERS(v) == 0 &&
+        atomic_load_explicit(&pool->joiners, memory_order_seq_cst) != 0)
+        kick_joiner(pool);
 }
 
 /* notify after a push onto a deque, whose release store of bottom is not
@@ -392,17 +255,31 @@ static void notify_fenced(park_pool_t *pool)
 
 typedef struct sleep_ctx {
     park__worker_t *w;
+    bool last; /* the pool is closing and this is its last worker to sleep */
 } sleep_ctx_t;
 
 static bool sleep_validate(void *ctx)
 {
-    park_pool_t *pool = ((sleep_ctx_t *)ctx)->w->pool;
-    /* seq_cst: the worker's half of the sleep/submit pair. */
-    atomic_fetch_add_explicit(&pool->idle, SLEEPER, memory_order_seq_cst);
+    sleep_ctx_t *c = ctx;
+    park_pool_t *pool = c->w->pool;
+    /* seq_cst: the worker's half of the sleep/submit pair, and of the
+     * pair with park_pool_destroy's store of closing. */
+    uint32_t v = atomic_fetch_add_explicit(&pool->idle, SLEEPER, memory_order_seq_cst) + SLEEPER;
     if (work_visible(pool) || atomic_load_explicit(&pool->stop, memory_order_seq_cst)) {
         atomic_fetch_sub_explicit(&pool->idle, SLEEPER, memory_order_relaxed);
         return false;
     }
+    c->last = SLEEPERS(v) == pool->n && SEARCHERS(v) == 0 &&
+              atomic_load_explicit(&pool->closing, memory_order_seq_cst);
+    return true;
+}
+
+/* Queued, bucket unlocked: the last worker to go quiet tells destroy. */
+static bool sleep_before(void *ctx)
+{
+    sleep_ctx_t *c = ctx;
+    if (c->last)
+        park__latch_set(&c->w->pool->quiet);
     return true;
 }
 
@@ -413,7 +290,8 @@ static void sleep_removed(void *ctx, bool more)
     atomic_fetch_sub_explicit(&pool->idle, SLEEPER, memory_order_relaxed);
 }
 
-static const park__wait_ops_t sleep_ops = {.validate = sleep_validate, .removed = sleep_removed};
+static const park__wait_ops_t sleep_ops = {
+    .validate = sleep_validate, .removed = sleep_removed, .before_sleep = sleep_before};
 
 /* The searcher found work (or gave up): it stops counting as a searcher,
  * and the last one passes the baton if work remains. */
@@ -460,7 +338,7 @@ static bool take_submissions(park__worker_t *w, park__job_t *job)
         park__ring_t *r =
             atomic_load_explicit(&pool->producers[(start + i) % np], memory_order_acquire);
         park__job_t batch[BATCH];
-        unsigned k = r && !ring_looks_empty(r) ? ring_pop_batch(r, batch, BATCH) : 0;
+        unsigned k = r && !park__ring_looks_empty(r) ? park__ring_pop_batch(r, batch, BATCH) : 0;
         if (k == 0)
             continue;
         *job = batch[0];
@@ -470,7 +348,7 @@ static bool take_submissions(park__worker_t *w, park__job_t *job)
          * membarrier per item (deque.h). */
         unsigned pushed = 0;
         for (unsigned j = 1; j < k; j++, pushed++)
-            if (!ring_push(&w->ring, batch[j].fn, batch[j].arg) &&
+            if (!park__ring_push(&w->ring, batch[j].fn, batch[j].arg) &&
                 !park__deque_push(&w->deque, batch[j].fn, batch[j].arg))
                 batch[j].fn(batch[j].arg); /* both full: no room but here */
         if (pushed)
@@ -494,8 +372,9 @@ static bool find_work(park__worker_t *w, park__job_t *job)
         park__worker_t *v = &pool->workers[(start + k) % n];
         if (v != w) {
             int r;
+            park__spin_t spin = park__spin_init(PARK__SPIN_GAP, 0);
             while ((r = park__deque_steal(&v->deque, job)) == PARK__STEAL_LOST)
-                park__os_pause();
+                park__spin_forever(&spin); /* another thief won: retry */
             if (r == PARK__STEAL_OK) {
                 count(&w->steals);
                 return true;
@@ -540,16 +419,14 @@ static void *worker_main(void *arg)
     tls_worker = w;
     for (;;) {
         park__job_t job;
-        bool found = false;
-        for (int round = 0; round < SPIN_PAUSES + SPIN_YIELDS && !found; round++) {
-            found = find_work(w, &job);
-            if (!found && atomic_load_explicit(&pool->stop, memory_order_acquire))
-                break;
-            if (!found && round < SPIN_PAUSES)
-                park__os_pause();
-            else if (!found)
-                park__os_yield(); /* let a runnable producer have the CPU */
-        }
+        bool found;
+        /* Look for 16 pauses' worth, then yield 8 times (an oversubscribed
+         * producer gets the CPU), then sleep. */
+        park__spin_t spin = park__spin_init(16, 8);
+        while (!(found = find_work(w, &job)) &&
+               /* acquire: pairs with the release store in stop_workers. */
+               !atomic_load_explicit(&pool->stop, memory_order_acquire) && park__spin(&spin))
+            ;
         if (found) {
             stop_searching(w, true);
             run_job(w, &job);
@@ -559,7 +436,7 @@ static void *worker_main(void *arg)
         /* acquire: pairs with the release store in park_pool_destroy. */
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
             break;
-        sleep_ctx_t ctx = {w};
+        sleep_ctx_t ctx = {.w = w, .last = false};
         park__waiter_t node;
         park__waiter_init(&node, 0);
         if (park__wait(&pool->idle, &node, 0, &sleep_ops, &ctx, PARK_FOREVER) ==
@@ -585,23 +462,23 @@ static int push_local(park__worker_t *w, void (*fn)(void *), void *arg)
     return -1;
 }
 
-/* Pushes on ring r with push (sp_push or ring_push) and wakes a worker.
- * A full ring means the workers are behind: the producer gives them its
- * processor `yields` times before it spills to the (allocating, locked)
- * overflow list. */
+/* Pushes on ring r with push (park__ring_sp_push or park__ring_push) and
+ * wakes a worker. A full ring means the workers are behind: an outside
+ * producer gives them its processor 16 times before it spills to the
+ * (allocating, locked) overflow list; a worker spills at once. */
 static int push_ring(park_pool_t *pool, park__ring_t *r,
-                     bool (*push)(park__ring_t *, void (*)(void *), void *), int yields,
+                     bool (*push)(park__ring_t *, void (*)(void *), void *), bool outside,
                      void (*fn)(void *), void *arg)
 {
+    park__spin_t spin = park__spin_init(0, outside ? 16 : 0);
     while (!push(r, fn, arg)) {
-        if (yields-- <= 0) {
+        notify(pool);
+        if (!park__spin(&spin)) {
             int err = overflow_push(pool, fn, arg);
             if (err)
                 return err;
             break;
         }
-        notify(pool);
-        park__os_yield();
     }
     notify(pool);
     return 0;
@@ -615,7 +492,7 @@ int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
          * ring, in order; idle workers take them with a CAS (a steal from
          * the deque would cost them a membarrier each: deque.h). The deque
          * is for park_join, whose items the owner nearly always pops back. */
-        if (ring_push(&w->ring, fn, arg)) {
+        if (park__ring_push(&w->ring, fn, arg)) {
             notify(pool);
             return 0;
         }
@@ -626,19 +503,23 @@ int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
         unsigned id = my_id();
         park__ring_t *r = id < PARK__MAX_PRODUCERS ? producer_ring(pool, id) : NULL;
         if (r)
-            return push_ring(pool, r, sp_push, RING_FULL_YIELDS, fn, arg);
+            return push_ring(pool, r, park__ring_sp_push, true, fn, arg);
     }
     /* A worker of another pool (or a thread without a producer id): the
      * workers' shared rings, spread by thread. */
     park__ring_t *r = w && w->pool == pool ? &w->ring : shared_ring(pool);
-    return push_ring(pool, r, ring_push, w ? 0 : RING_FULL_YIELDS, fn, arg);
+    return push_ring(pool, r, park__ring_push, !w, fn, arg);
+}
+
+bool park__pool_closing(park_pool_t *pool)
+{
+    /* acquire: pairs with the seq_cst store in park_pool_destroy. */
+    return atomic_load_explicit(&pool->closing, memory_order_acquire);
 }
 
 int park_pool_submit(park_pool_t *pool, void (*fn)(void *), void *arg)
 {
-    /* acquire: pairs with the seq_cst store in park_pool_destroy (a
-     * submission that sees it refuses; one that does not is drained). */
-    if (atomic_load_explicit(&pool->closing, memory_order_acquire))
+    if (park__pool_closing(pool)) /* refused; one that does not see it is drained */
         return EPIPE;
     return park__pool_schedule(pool, fn, arg);
 }
@@ -663,24 +544,27 @@ bool park__pool_wait_latch(park__latch_t *l, park_time_t deadline)
     park__worker_t *w = tls_worker;
     if (!w)
         return park__latch_wait(l, deadline);
-    /* Help while waiting; with nothing to help with, park briefly and look
-     * again (new work may arrive that only we could run). */
-    uint64_t nap = 20 * 1000;
+    park_pool_t *pool = w->pool;
     while (!park__latch_is_set(l)) {
-        if (help(w)) {
-            nap = 20 * 1000;
+        if (help(w))
             continue;
-        }
-        park_time_t now = park_now();
-        if (now >= deadline)
-            return park__latch_is_set(l);
-        park_time_t until = deadline - now > nap ? now + nap : deadline;
-        if (park__latch_wait(l, until))
+        if (deadline != PARK_FOREVER && park_now() >= deadline)
+            break;
+        /* Nothing to help: sleep until the latch is set or a producer
+         * kicks us (joiners, at the top). relaxed: published by the
+         * seq_cst increment below, which a kicker reads first. */
+        atomic_store_explicit(&w->kicked, 0, memory_order_relaxed);
+        atomic_store_explicit(&w->waiting_on, l, memory_order_relaxed);
+        /* seq_cst: the joiner's half of the sleep/submit pair. */
+        atomic_fetch_add_explicit(&pool->joiners, 1, memory_order_seq_cst);
+        bool set =
+            !work_visible(pool) && park__latch_wait_kickable(l, &w->kicked, (uintptr_t)w, deadline);
+        atomic_fetch_sub_explicit(&pool->joiners, 1, memory_order_relaxed);
+        atomic_store_explicit(&w->waiting_on, NULL, memory_order_relaxed);
+        if (set)
             return true;
-        if (nap < 1000 * 1000)
-            nap *= 2;
     }
-    return true;
+    return park__latch_is_set(l);
 }
 
 static void join_in_worker(park__worker_t *w, void (*a)(void *), void *a_arg, void (*b)(void *),
@@ -820,12 +704,11 @@ int park_pool_create(park_pool_t **out, const park_pool_config_t *cfg)
     memset(workers, 0, n * sizeof *workers);
     pool->n = n;
     pool->workers = workers;
-    park_mutex_init(&pool->overflow_lock);
-    park_mutex_init(&pool->timer_lock);
+    park__latch_init(&pool->quiet);
     for (unsigned i = 0; i < n; i++) {
         park__worker_t *w = &workers[i];
         park__deque_init(&w->deque);
-        ring_init(&w->ring);
+        park__ring_init(&w->ring);
         w->pool = pool;
         w->index = i;
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1);
@@ -856,11 +739,11 @@ void park_pool_destroy(park_pool_t *pool)
     /* seq_cst: from here on, submissions see closing (park_pool_submit). */
     atomic_store_explicit(&pool->closing, true, memory_order_seq_cst);
     park__timer_shutdown(pool);
-    /* Drain: wait until every worker sleeps with nothing queued. The
-     * workers do not report this, so look every 100 us: destroy is rare. */
-    while (!quiescent(pool)) {
-        park__futex_wait(&(uint32_t){0}, 0, park_deadline_in(100 * 1000));
-    }
+    /* Drain: wait until every worker sleeps with nothing queued. Either
+     * that is so now, or the last worker to go to sleep sees closing (the
+     * seq_cst pair in sleep_validate) and sets quiet. */
+    if (!quiescent(pool))
+        park__latch_wait(&pool->quiet, PARK_FOREVER);
     stop_workers(pool, pool->n);
     park__job_t job;
     while (overflow_pop(pool, &job)) /* none left; frees nothing in practice */

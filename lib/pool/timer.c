@@ -1,14 +1,15 @@
-/* lib/pool/timer.c: the pool's timer (park_task_delay, park_task_cancel_at).
+/* lib/pool/timer.c: the pool's timer, a pool service that the task layer
+ * arms for park_task_delay and deadlines with a callback of its own (so
+ * that park_pool_destroy can stop it without calling up a layer).
  *
- * A binary min-heap of {when, task, kind} under pool->timer_lock, served by
+ * A binary min-heap of {when, fire, arg} under pool->timer_lock, served by
  * one thread that the first arming starts; until then the timer costs
  * nothing, and with nothing armed its thread sleeps without a deadline.
  * The thread sleeps in lib/wait under the address of `gen` until the
  * earliest deadline; arming an earlier one bumps `gen` (timer_lock held)
  * and unparks it, and its validate re-reads `gen` with the bucket locked,
- * so a new earliest deadline is never slept through. The heap holds a
- * reference to each armed task; firing completes the task outside the
- * lock. */
+ * so a new earliest deadline is never slept through. Firing calls the
+ * callback outside the lock. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -17,8 +18,8 @@
 
 typedef struct entry {
     park_time_t when;
-    park_task_t *task;
-    park__timer_kind_t kind;
+    void (*fire)(void *arg, int err);
+    void *arg;
 } entry_t;
 
 struct park__timer {
@@ -68,15 +69,6 @@ static entry_t heap_pop(struct park__timer *tm)
     return top;
 }
 
-static void fire(entry_t e, int err)
-{
-    if (e.kind == PARK__TIMER_DELAY)
-        park__task_complete(e.task, err, NULL);
-    else /* a deadline cancels (an acquisition leaves its queue) */
-        park__task_cancel(e.task, err ? err : ETIMEDOUT);
-    park__task_release_internal(e.task);
-}
-
 typedef struct sleep_ctx {
     struct park__timer *tm;
     uint32_t gen;
@@ -95,48 +87,49 @@ static void *timer_main(void *arg)
 {
     struct park__timer *tm = arg;
     park_pool_t *pool = tm->pool;
-    park_mutex_lock(&pool->timer_lock);
+    park__lock(&pool->timer_lock);
     while (!tm->stopping) {
         park_time_t now = park_now();
         if (tm->n && tm->heap[0].when <= now) {
             entry_t e = heap_pop(tm);
-            park_mutex_unlock(&pool->timer_lock);
-            fire(e, 0);
-            park_mutex_lock(&pool->timer_lock);
+            park__unlock(&pool->timer_lock);
+            e.fire(e.arg, 0);
+            park__lock(&pool->timer_lock);
             continue;
         }
         sleep_ctx_t ctx = {tm, atomic_load_explicit(&tm->gen, memory_order_relaxed)};
         park_time_t deadline = tm->n ? tm->heap[0].when : PARK_FOREVER;
-        park_mutex_unlock(&pool->timer_lock);
+        park__unlock(&pool->timer_lock);
         park__waiter_t w;
         park__waiter_init(&w, 0);
         park__wait(&tm->gen, &w, 0, &sleep_ops, &ctx, deadline);
-        park_mutex_lock(&pool->timer_lock);
+        park__lock(&pool->timer_lock);
     }
-    park_mutex_unlock(&pool->timer_lock);
+    park__unlock(&pool->timer_lock);
     return NULL;
 }
 
-int park__timer_arm(park_pool_t *pool, park_task_t *t, park_time_t when, park__timer_kind_t kind)
+int park__timer_arm(park_pool_t *pool, park_time_t when, void (*fire)(void *arg, int err),
+                    void *arg)
 {
-    park_mutex_lock(&pool->timer_lock);
-    /* relaxed: closing is set before park__timer_shutdown takes this lock. */
-    if (atomic_load_explicit(&pool->closing, memory_order_relaxed)) {
-        park_mutex_unlock(&pool->timer_lock);
+    park__lock(&pool->timer_lock);
+    /* Closing is set before park__timer_shutdown takes this lock. */
+    if (park__pool_closing(pool)) {
+        park__unlock(&pool->timer_lock);
         return EPIPE;
     }
     struct park__timer *tm = pool->timer;
     if (!tm) {
         tm = calloc(1, sizeof *tm);
         if (!tm) {
-            park_mutex_unlock(&pool->timer_lock);
+            park__unlock(&pool->timer_lock);
             return ENOMEM;
         }
         tm->pool = pool;
         atomic_init(&tm->gen, 0);
         if (pthread_create(&tm->thread, NULL, timer_main, tm) != 0) {
             free(tm);
-            park_mutex_unlock(&pool->timer_lock);
+            park__unlock(&pool->timer_lock);
             return ENOMEM;
         }
         pool->timer = tm;
@@ -145,18 +138,19 @@ int park__timer_arm(park_pool_t *pool, park_task_t *t, park_time_t when, park__t
         size_t cap = tm->cap ? 2 * tm->cap : 16;
         entry_t *h = realloc(tm->heap, cap * sizeof *h);
         if (!h) {
-            park_mutex_unlock(&pool->timer_lock);
+            park__unlock(&pool->timer_lock);
             return ENOMEM;
         }
         tm->heap = h;
         tm->cap = cap;
     }
-    tm->heap[tm->n] = (entry_t){when, park__task_retain_internal(t), kind};
-    sift_up(tm->heap, tm->n++);
-    bool earliest = tm->heap[0].task == t && tm->heap[0].when == when;
+    size_t i = tm->n++;
+    tm->heap[i] = (entry_t){.when = when, .fire = fire, .arg = arg};
+    sift_up(tm->heap, i);
+    bool earliest = tm->heap[0].arg == arg && tm->heap[0].when == when;
     if (earliest)
         atomic_fetch_add_explicit(&tm->gen, 1, memory_order_relaxed);
-    park_mutex_unlock(&pool->timer_lock);
+    park__unlock(&pool->timer_lock);
     if (earliest)
         park__unpark_all(&tm->gen);
     return 0;
@@ -164,20 +158,20 @@ int park__timer_arm(park_pool_t *pool, park_task_t *t, park_time_t when, park__t
 
 void park__timer_shutdown(park_pool_t *pool)
 {
-    park_mutex_lock(&pool->timer_lock);
+    park__lock(&pool->timer_lock);
     struct park__timer *tm = pool->timer;
     pool->timer = NULL;
     if (tm) {
         tm->stopping = true;
         atomic_fetch_add_explicit(&tm->gen, 1, memory_order_relaxed);
     }
-    park_mutex_unlock(&pool->timer_lock);
+    park__unlock(&pool->timer_lock);
     if (!tm)
         return;
     park__unpark_all(&tm->gen);
     pthread_join(tm->thread, NULL);
     for (size_t i = 0; i < tm->n; i++)
-        fire(tm->heap[i], ECANCELED);
+        tm->heap[i].fire(tm->heap[i].arg, ECANCELED);
     free(tm->heap);
     free(tm);
 }

@@ -1,34 +1,21 @@
 /* lib/wait/queue.c: the global table of wait queues (see wait.h).
  *
- * Bucket lock word (a three-state futex lock, because bucket holders can be
- * preempted and 16 threads on 2 cores must not spin on each other):
- *
- *   UNLOCKED  free
- *   LOCKED    held, nobody sleeps on the word
- *   CONTENDED held, sleepers may exist: the unlocker must wake one
- *
- *   lock:    UNLOCKED -> LOCKED (CAS fast path)
- *            any -> CONTENDED (exchange) before sleeping; the sleeper owns
- *            the lock when its exchange returns UNLOCKED
- *   unlock:  any -> UNLOCKED (exchange), wake one if it was CONTENDED
- *
- * A bucket is one cache line; the table is static, so buckets outlive every
- * primitive and a releaser may touch its bucket after its object is gone. */
+ * A bucket is one cache line: the internal lock (lock.h) and the FIFO of
+ * the waiters of every key hashed to it. The table is static, so buckets
+ * outlive every primitive and a releaser may touch its bucket after its
+ * object is gone. */
 #include <errno.h>
 
 #include "os/os.h"
 #include "os/probe.h"
+#include "wait/lock.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define BUCKET_BITS 9
 #define BUCKET_COUNT (1u << BUCKET_BITS)
-#define SPIN_LOCK 64   /* bucket lock: spins before sleeping */
-#define SPIN_WAITER 16 /* waiter: spins on `woken` before the futex wait */
-
-enum { UNLOCKED = 0, LOCKED = 1, CONTENDED = 2 };
-
 typedef struct bucket {
-    _Atomic uint32_t lock;
+    park__lock_t lock;
     park__waiter_t *head; /* FIFO of the waiters of every key hashed here */
     park__waiter_t *tail;
 } __attribute__((aligned(64))) bucket_t;
@@ -57,29 +44,12 @@ static void hint_add(const void *key, int32_t d)
 
 static void bucket_lock(bucket_t *b)
 {
-    uint32_t c = UNLOCKED;
-    /* acquire: pairs with the release exchange in bucket_unlock. */
-    if (atomic_compare_exchange_strong_explicit(&b->lock, &c, LOCKED, memory_order_acquire,
-                                                memory_order_relaxed))
-        return;
-    for (int i = 0; i < SPIN_LOCK && c != CONTENDED; i++) {
-        park__os_pause();
-        c = UNLOCKED;
-        /* UNLOCKED -> LOCKED; acquire as above. */
-        if (atomic_compare_exchange_weak_explicit(&b->lock, &c, LOCKED, memory_order_acquire,
-                                                  memory_order_relaxed))
-            return;
-    }
-    /* any -> CONTENDED; acquire as above (we own it if it was UNLOCKED). */
-    while (atomic_exchange_explicit(&b->lock, CONTENDED, memory_order_acquire) != UNLOCKED)
-        park__futex_wait((uint32_t *)&b->lock, CONTENDED, PARK_FOREVER);
+    park__lock(&b->lock);
 }
 
 static void bucket_unlock(bucket_t *b)
 {
-    /* release: pairs with the acquire in bucket_lock. */
-    if (atomic_exchange_explicit(&b->lock, UNLOCKED, memory_order_release) == CONTENDED)
-        park__futex_wake((uint32_t *)&b->lock, 1);
+    park__unlock(&b->lock);
 }
 
 static void link_back(bucket_t *b, park__waiter_t *w)
@@ -147,12 +117,13 @@ enum { SLEEP_WOKEN, SLEEP_TIMEDOUT, SLEEP_ABORTED };
 static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wait_ops_t *ops,
                         void *ctx)
 {
-    for (int i = 0; i < SPIN_WAITER; i++) {
+    /* 16 pauses: a grant already on its way arrives within them. */
+    park__spin_t spin = park__spin_init(16, 0);
+    do {
         /* acquire: pairs with the release store in wake_granted. */
         if (atomic_load_explicit(&w->woken, memory_order_acquire))
             return SLEEP_WOKEN;
-        park__os_pause();
-    }
+    } while (park__spin(&spin));
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))
         return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN : SLEEP_ABORTED;
     for (;;) {

@@ -1,4 +1,6 @@
-/* lib/task.c: park_task, a one-shot completion with continuations.
+/* lib/task/task.c: park_task, a one-shot completion with continuations
+ * (the per-thread cache of its blocks is cache.c; the timer it arms for
+ * delays and deadlines is a pool service, lib/pool/timer.c).
  *
  * State, in two words and a latch:
  *   claimed   0 -> 1       exchange: the one completer wins (the others
@@ -23,51 +25,21 @@
  * rule 4); thread waiters park on the latch in lib/wait. The one exception
  * is internal: the steps of when_all / when_any (combine). */
 #include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "async.h"
-#include "os/os.h"
 #include "pool/pool.h"
+#include "task/task.h"
+#include "wait/latch.h"
+#include "wait/spin.h"
 
-#define PERMANENT UINT32_MAX /* refs of a shared, never freed task */
-/* refs: the holders' references (USERS: callers, continuations), the
- * library's own (INTERNAL: a timer's), and HOLD (a queue holds the
- * acquisition). Only the holders' count decides "the last reference". */
-#define USERS 0x00ffffffu
-#define INTERNAL 0x01000000u
-#define HOLD 0x80000000u
+#define PERMANENT PARK__TASK_PERMANENT
+#define USERS PARK__TASK_USERS
+#define INTERNAL PARK__TASK_INTERNAL
+#define HOLD PARK__TASK_HOLD
 
-typedef struct cont cont_t;
+typedef struct park__cont cont_t;
 
-struct park_task {
-    _Atomic uint32_t refs;
-    _Atomic uint32_t claimed;
-    _Atomic(cont_t *) conts;
-    park__latch_t done;
-    int err;
-    void *result;
-    park_pool_t *pool; /* the pool it was made for, or NULL */
-    int (*fn)(void *arg, void **result);
-    void *arg;
-    /* when_all / when_any */
-    _Atomic size_t remaining;
-    _Atomic int first_err;
-    /* Acquisitions (lib/async.h); acq is NULL for other tasks. */
-    const park__acq_ops_t *acq;
-    const void *acq_key;
-    _Atomic uint32_t acq_state;
-    _Atomic bool observed; /* someone looked at the outcome */
-    park__waiter_t waiter;
-    _Alignas(8) unsigned char acq_ctx[PARK__ACQ_CTX_SIZE];
-};
-
-/* acq_state: who decided the fate of a queued acquisition. */
-enum { ACQ_QUEUED, ACQ_GRANTED, ACQ_CANCELLED, ACQ_ABANDONED };
-
-struct cont {
+struct park__cont {
     cont_t *next;
     void (*run)(cont_t *c);
     void (*fn)(park_task_t *done, void *arg);
@@ -77,120 +49,16 @@ struct cont {
     size_t index;
 };
 
+_Static_assert(sizeof(cont_t) <= PARK__BLOCK_SIZE, "a continuation fits a block");
+
 static cont_t closed_sentinel;
 #define CLOSED (&closed_sentinel)
 
-/* ---- the per-thread cache of blocks (tasks and continuation nodes) ---- */
-
-#define BLOCK 256
-#define CACHE_MAX 512
-
-_Static_assert(sizeof(park_task_t) <= BLOCK, "a task fits a block");
-_Static_assert(sizeof(cont_t) <= BLOCK, "a continuation fits a block");
-
-typedef union block {
-    union block *next;
-    _Alignas(64) unsigned char bytes[BLOCK];
-} block_t;
-
-typedef struct cache {
-    block_t *head;
-    unsigned n;
-} cache_t;
-
-static _Thread_local cache_t cache;
-static pthread_key_t cache_key;
-static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
-
-static void cache_drain(void *arg)
-{
-    cache_t *c = arg;
-    while (c->head) {
-        block_t *b = c->head;
-        c->head = b->next;
-        free(b);
-    }
-    c->n = 0;
-}
-
-static void cache_key_create(void)
-{
-    (void)pthread_key_create(&cache_key, cache_drain);
-}
-
-/* The depot: whole batches of blocks that threads with too many (workers
- * that free what producers made) pass to threads with none (producers),
- * one lock round trip per BATCH_BLOCKS blocks instead of a malloc and a
- * free per task. */
-#define BATCH_BLOCKS 64
-#define DEPOT_MAX 64 /* batches kept; beyond, blocks go back to malloc */
-
-static park_mutex_t depot_lock = PARK_MUTEX_INIT;
-static block_t *depot[DEPOT_MAX]; /* chains of BATCH_BLOCKS blocks */
-static unsigned depot_n;
-
-static void cache_register(void)
-{
-    /* The first block cached on this thread: free the cache when it exits. */
-    pthread_once(&cache_once, cache_key_create);
-    pthread_setspecific(cache_key, &cache);
-}
-
-static void *block_alloc(void)
-{
-    block_t *b = cache.head;
-    if (PARK__LIKELY(b)) {
-        cache.head = b->next;
-        cache.n--;
-        return b;
-    }
-    park_mutex_lock(&depot_lock);
-    b = depot_n ? depot[--depot_n] : NULL;
-    park_mutex_unlock(&depot_lock);
-    if (b) {
-        cache_register();
-        cache.head = b->next;
-        cache.n = BATCH_BLOCKS - 1;
-        return b;
-    }
-    if (posix_memalign((void **)&b, 64, sizeof *b) != 0)
-        return NULL;
-    return b;
-}
-
-static void block_free(void *p)
-{
-    block_t *b = p;
-    if (PARK__UNLIKELY(cache.n >= CACHE_MAX)) {
-        /* Pass a batch to the depot (or to malloc if the depot is full). */
-        block_t *chain = cache.head, *last = chain;
-        for (unsigned i = 1; i < BATCH_BLOCKS; i++)
-            last = last->next;
-        cache.head = last->next;
-        cache.n -= BATCH_BLOCKS;
-        last->next = NULL;
-        park_mutex_lock(&depot_lock);
-        bool kept = depot_n < DEPOT_MAX;
-        if (kept)
-            depot[depot_n++] = chain;
-        park_mutex_unlock(&depot_lock);
-        if (!kept) {
-            cache_t spill = {chain, BATCH_BLOCKS};
-            cache_drain(&spill);
-        }
-    }
-    if (PARK__UNLIKELY(!cache.head && cache.n == 0))
-        cache_register();
-    b->next = cache.head;
-    cache.head = b;
-    cache.n++;
-}
-
 /* ---- tasks ------------------------------------------------------------ */
 
-static park_task_t *task_alloc(park_pool_t *pool, uint32_t refs)
+park_task_t *park__task_alloc(park_pool_t *pool, uint32_t refs)
 {
-    park_task_t *t = block_alloc();
+    park_task_t *t = park__block_alloc();
     if (!t)
         return NULL;
     atomic_init(&t->refs, refs);
@@ -200,17 +68,19 @@ static park_task_t *task_alloc(park_pool_t *pool, uint32_t refs)
     t->err = 0;
     t->result = NULL;
     t->pool = pool;
-    t->fn = NULL;
-    t->arg = NULL;
-    atomic_init(&t->remaining, 0);
-    atomic_init(&t->first_err, 0);
-    t->acq = NULL;
+    t->kind = NULL;
+    atomic_init(&t->observed, false);
     return t;
+}
+
+void park__task_free(park_task_t *t)
+{
+    park__block_free(t);
 }
 
 park_task_t *park_task_new(void)
 {
-    return task_alloc(NULL, 1);
+    return park__task_alloc(NULL, 1);
 }
 
 park_task_t *park_task_retain(park_task_t *t)
@@ -221,14 +91,12 @@ park_task_t *park_task_retain(park_task_t *t)
     return t;
 }
 
-static void acq_abandon(park_task_t *t);
-
 void park_task_release(park_task_t *t)
 {
     uint32_t v = atomic_load_explicit(&t->refs, memory_order_relaxed);
     if (v == PERMANENT)
         return;
-    if (t->acq) { /* read while we hold a reference */
+    if (t->kind) { /* read while we hold a reference */
         for (;;) {
             if ((v & USERS) == 1) {
                 /* The last holder (a timer's or a queue's hold aside):
@@ -237,7 +105,7 @@ void park_task_release(park_task_t *t)
                  * or what it was granted is handed back, while ours keeps
                  * it alive. */
                 if (!atomic_load_explicit(&t->observed, memory_order_relaxed))
-                    acq_abandon(t);
+                    t->kind->abandon(t);
                 break;
             }
             /* Not the last: a CAS, so that two holders dropping at once
@@ -250,18 +118,23 @@ void park_task_release(park_task_t *t)
     }
     /* acq_rel: the last release sees every other holder's writes. */
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
-        block_free(t);
+        park__block_free(t);
 }
 
-/* Drops the queue's hold on an acquisition (lib/async.h). */
-static void drop_hold(park_task_t *t)
+void park__task_hold(park_task_t *t)
+{
+    /* relaxed: whatever makes t reachable through the hold publishes it. */
+    atomic_fetch_or_explicit(&t->refs, HOLD, memory_order_relaxed);
+}
+
+void park__task_drop_hold(park_task_t *t)
 {
     /* acq_rel: as in park_task_release. */
     if (atomic_fetch_and_explicit(&t->refs, ~HOLD, memory_order_acq_rel) == HOLD)
-        block_free(t);
+        park__block_free(t);
 }
 
-park_task_t *park__task_retain_internal(park_task_t *t)
+static park_task_t *retain_internal(park_task_t *t)
 {
     if (atomic_load_explicit(&t->refs, memory_order_relaxed) != PERMANENT)
         /* relaxed: the caller holds a reference. */
@@ -269,13 +142,13 @@ park_task_t *park__task_retain_internal(park_task_t *t)
     return t;
 }
 
-void park__task_release_internal(park_task_t *t)
+static void release_internal(park_task_t *t)
 {
     if (atomic_load_explicit(&t->refs, memory_order_relaxed) == PERMANENT)
         return;
     /* acq_rel: as in park_task_release. */
     if (atomic_fetch_sub_explicit(&t->refs, INTERNAL, memory_order_acq_rel) == INTERNAL)
-        block_free(t);
+        park__block_free(t);
 }
 
 static void cont_job(void *arg)
@@ -283,7 +156,7 @@ static void cont_job(void *arg)
     cont_t *c = arg;
     c->run(c);
     park_task_release(c->task);
-    block_free(c);
+    park__block_free(c);
 }
 
 static void schedule(cont_t *c)
@@ -295,16 +168,15 @@ static void schedule(cont_t *c)
 }
 
 /* The loser of a completion race: returns EALREADY once the winner's
- * outcome is visible, so that the loser sees it at once (the winner is a
- * few stores from publishing it). */
-static int lost(const park_task_t *t)
+ * outcome is visible, so that the loser sees it at once. The winner is a
+ * few stores from publishing it: pause a little, then (it was preempted)
+ * sleep on the done latch. */
+static int lost(park_task_t *t)
 {
-    for (unsigned n = 0; !park__latch_is_set((park__latch_t *)&t->done); n++) {
-        if (n < 64)
-            park__os_pause();
-        else
-            park__os_yield(); /* the winner was preempted */
-    }
+    park__spin_t spin = park__spin_init(64, 0);
+    while (!park__latch_is_set(&t->done) && park__spin(&spin))
+        ;
+    park__latch_wait(&t->done, PARK_FOREVER);
     return EALREADY;
 }
 
@@ -345,13 +217,12 @@ int park_task_complete(park_task_t *t, int err, void *result)
     return park__task_complete(t, err, result);
 }
 
-static int acq_cancel(park_task_t *t, int err);
 static void observe(const park_task_t *t);
 
 int park__task_cancel(park_task_t *t, int err)
 {
-    if (t->acq)
-        return acq_cancel(t, err);
+    if (t->kind)
+        return t->kind->cancel(t, err);
     return park__task_complete(t, err, NULL);
 }
 
@@ -363,10 +234,10 @@ int park_task_cancel(park_task_t *t)
     return r;
 }
 
-/* An acquisition whose outcome was seen is the holder's to release. */
+/* A task of a kind whose outcome was seen is the holder's to release. */
 static void observe(const park_task_t *t)
 {
-    if (t->acq)
+    if (t->kind)
         /* relaxed: read by the same holder's last release. */
         atomic_store_explicit(&((park_task_t *)t)->observed, true, memory_order_relaxed);
 }
@@ -424,7 +295,7 @@ static void attach(park_task_t *t, cont_t *c)
 
 static cont_t *cont_new(park_task_t *t, park_pool_t *pool, void (*run)(cont_t *))
 {
-    cont_t *c = block_alloc();
+    cont_t *c = park__block_alloc();
     if (!c)
         return NULL;
     c->next = NULL;
@@ -438,12 +309,6 @@ static cont_t *cont_new(park_task_t *t, park_pool_t *pool, void (*run)(cont_t *)
     return c;
 }
 
-static bool closing(park_pool_t *pool)
-{
-    /* acquire: as in park_pool_submit. */
-    return atomic_load_explicit(&pool->closing, memory_order_acquire);
-}
-
 static void run_user(cont_t *c)
 {
     c->fn(c->task, c->arg);
@@ -452,7 +317,7 @@ static void run_user(cont_t *c)
 int park_task_then(park_task_t *t, park_pool_t *pool, void (*fn)(park_task_t *done, void *arg),
                    void *arg)
 {
-    if (closing(pool))
+    if (park__pool_closing(pool))
         return EPIPE;
     cont_t *c = cont_new(t, pool, run_user);
     if (!c)
@@ -466,7 +331,7 @@ int park_task_then(park_task_t *t, park_pool_t *pool, void (*fn)(park_task_t *do
 /* A task already completed with err (for calls on a closing pool). */
 static park_task_t *completed(park_pool_t *pool, int err)
 {
-    park_task_t *t = task_alloc(pool, 1);
+    park_task_t *t = park__task_alloc(pool, 1);
     if (t)
         park__task_complete(t, err, NULL);
     return t;
@@ -479,7 +344,7 @@ static void run_job(void *arg)
      * decided again by park__task_complete. */
     if (!atomic_load_explicit(&t->claimed, memory_order_relaxed)) {
         void *result = NULL;
-        int err = t->fn(t->arg, &result);
+        int err = t->u.run.fn(t->u.run.arg, &result);
         park__task_complete(t, err, result);
     }
     park_task_release(t);
@@ -487,28 +352,55 @@ static void run_job(void *arg)
 
 park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void **result), void *arg)
 {
-    if (closing(pool))
+    if (park__pool_closing(pool))
         return completed(pool, EPIPE);
-    park_task_t *t = task_alloc(pool, 2); /* the caller's and the run's */
+    park_task_t *t = park__task_alloc(pool, 2); /* the caller's and the run's */
     if (!t)
         return NULL;
-    t->fn = fn;
-    t->arg = arg;
+    t->u.run.fn = fn;
+    t->u.run.arg = arg;
     if (park__pool_schedule(pool, run_job, t) != 0) {
-        block_free(t);
+        park__block_free(t);
         return NULL;
     }
     return t;
 }
 
+/* The timer's callbacks (lib/pool/timer.c): the timer holds an internal
+ * reference to the task while it is armed. */
+static void fire_delay(void *arg, int err)
+{
+    park__task_complete(arg, err, NULL);
+    release_internal(arg);
+}
+
+static void fire_deadline(void *arg, int err)
+{
+    park__task_cancel(arg, err ? err : ETIMEDOUT); /* a kind leaves its queue */
+    release_internal(arg);
+}
+
+static int arm(park_pool_t *pool, park_task_t *t, park_time_t when, void (*fire)(void *, int))
+{
+    int err = park__timer_arm(pool, when, fire, retain_internal(t));
+    if (err)
+        release_internal(t); /* the caller's reference keeps t */
+    return err;
+}
+
+int park__task_deadline(park_task_t *t, park_pool_t *pool, park_time_t deadline)
+{
+    return arm(pool, t, deadline, fire_deadline);
+}
+
 park_task_t *park_task_delay(park_pool_t *pool, uint64_t ns)
 {
-    park_task_t *t = task_alloc(pool, 1);
+    park_task_t *t = park__task_alloc(pool, 1);
     if (!t)
         return NULL;
-    int err = park__timer_arm(pool, t, park_deadline_in(ns), PARK__TIMER_DELAY);
+    int err = arm(pool, t, park_deadline_in(ns), fire_delay);
     if (err == ENOMEM) {
-        block_free(t);
+        park__block_free(t);
         return NULL;
     }
     if (err)
@@ -522,7 +414,7 @@ int park_task_cancel_at_on(park_task_t *t, park_pool_t *pool, park_time_t deadli
         return EALREADY;
     if (!pool)
         return EINVAL;
-    return park__timer_arm(pool, t, deadline, PARK__TIMER_DEADLINE);
+    return park__task_deadline(t, pool, deadline);
 }
 
 int park_task_cancel_at(park_task_t *t, park_time_t deadline)
@@ -538,11 +430,12 @@ static void when_all_step(cont_t *c)
     int err = c->task->err; /* complete: the latch was set before scheduling */
     int zero = 0;
     if (err)
-        atomic_compare_exchange_strong_explicit(&all->first_err, &zero, err, memory_order_relaxed,
-                                                memory_order_relaxed);
+        atomic_compare_exchange_strong_explicit(&all->u.combine.first_err, &zero, err,
+                                                memory_order_relaxed, memory_order_relaxed);
     /* acq_rel: the last step sees every step's first_err write. */
-    if (atomic_fetch_sub_explicit(&all->remaining, 1, memory_order_acq_rel) == 1)
-        park__task_complete(all, atomic_load_explicit(&all->first_err, memory_order_relaxed), NULL);
+    if (atomic_fetch_sub_explicit(&all->u.combine.remaining, 1, memory_order_acq_rel) == 1)
+        park__task_complete(
+            all, atomic_load_explicit(&all->u.combine.first_err, memory_order_relaxed), NULL);
     park_task_release(all);
 }
 
@@ -556,16 +449,17 @@ static void when_any_step(cont_t *c)
 static park_task_t *combine(park_pool_t *pool, park_task_t *const *ts, size_t n,
                             void (*step)(cont_t *), int empty_err)
 {
-    if (closing(pool))
+    if (park__pool_closing(pool))
         return completed(pool, EPIPE);
-    park_task_t *c = task_alloc(pool, 1);
+    park_task_t *c = park__task_alloc(pool, 1);
     if (!c)
         return NULL;
     if (n == 0) {
         park__task_complete(c, empty_err, NULL);
         return c;
     }
-    atomic_init(&c->remaining, n);
+    atomic_init(&c->u.combine.remaining, n);
+    atomic_init(&c->u.combine.first_err, 0);
     /* The steps are the library's own bookkeeping, not user code: they run
      * within the call that completes an input (pool NULL), so "first" is
      * the order of completion, and they only complete the combined task,
@@ -578,10 +472,10 @@ static park_task_t *combine(park_pool_t *pool, park_task_t *const *ts, size_t n,
             while (nodes) {
                 cont_t *next = nodes->next;
                 park_task_release(nodes->task);
-                block_free(nodes);
+                park__block_free(nodes);
                 nodes = next;
             }
-            block_free(c);
+            park__block_free(c);
             return NULL;
         }
         k->arg = park_task_retain(c);
@@ -607,7 +501,7 @@ park_task_t *park_task_when_any(park_pool_t *pool, park_task_t *const *ts, size_
     return combine(pool, ts, n, when_any_step, EINVAL);
 }
 
-/* ---- acquisitions (lib/async.h) ------------------------------------------ */
+/* ---- completed tasks ------------------------------------------------------ */
 
 static park_task_t ready = {
     .refs = PERMANENT,
@@ -623,158 +517,8 @@ park_task_t *park__task_ready(void)
 
 park_task_t *park__task_completed(int err, void *result)
 {
-    park_task_t *t = task_alloc(NULL, 1);
+    park_task_t *t = park__task_alloc(NULL, 1);
     if (t)
         park__task_complete(t, err, result);
     return t;
-}
-
-static park_task_t *task_of_waiter(park__waiter_t *w)
-{
-    return (park_task_t *)((char *)w - offsetof(park_task_t, waiter));
-}
-
-/* The waiter's notify: the grant was made (bucket lock released). */
-static void acq_notify(park__waiter_t *w)
-{
-    park_task_t *t = task_of_waiter(w);
-    const park__acq_ops_t *ops = t->acq;
-    /* acq_rel: pairs with the exchange in acq_abandon. */
-    int err = ops->outcome ? ops->outcome(t->acq_ctx, w) : 0;
-    if (atomic_exchange_explicit(&t->acq_state, ACQ_GRANTED, memory_order_acq_rel) ==
-        ACQ_ABANDONED) {
-        if (err == 0)
-            ops->give_back(t->acq_ctx, w);
-    } else {
-        void *result = err == 0 && ops->granted ? ops->granted(t->acq_ctx, w) : NULL;
-        park__task_complete(t, err, result);
-    }
-    drop_hold(t);
-}
-
-park_task_t *park__acq_new(park_pool_t *pool, const park__acq_ops_t *ops, const void *key,
-                           uintptr_t want)
-{
-    park_task_t *t = task_alloc(pool, 1);
-    if (!t)
-        return NULL;
-    t->acq = ops;
-    t->acq_key = key;
-    atomic_init(&t->acq_state, ACQ_QUEUED);
-    atomic_init(&t->observed, false);
-    park__waiter_init(&t->waiter, want);
-    t->waiter.notify = acq_notify;
-    memset(t->acq_ctx, 0, sizeof t->acq_ctx);
-    return t;
-}
-
-void *park__acq_ctx(park_task_t *t)
-{
-    return t->acq_ctx;
-}
-
-park__waiter_t *park__acq_waiter(park_task_t *t)
-{
-    return &t->waiter;
-}
-
-int park__acq_enqueue(park_task_t *t, unsigned flags)
-{
-    /* The queue's hold, taken before the waiter can be granted. relaxed:
-     * the bucket lock publishes it with the waiter. */
-    atomic_fetch_or_explicit(&t->refs, HOLD, memory_order_relaxed);
-    /* since stays 0: an asynchronous waiter is always handed its grant,
-     * so no fairness clock is needed (and a clock read per queued task is
-     * saved). */
-    int r = park__wait_enqueue(t->acq_key, &t->waiter, flags, t->acq->wait, t->acq_ctx);
-    if (r != PARK__WAIT_QUEUED)
-        atomic_fetch_and_explicit(&t->refs, ~HOLD, memory_order_relaxed);
-    return r;
-}
-
-park_task_t *park__acq_grant_now(park_task_t *t, uintptr_t grant)
-{
-    t->waiter.grant = grant;
-    /* The hold acq_notify drops, as if the waiter had been queued.
-     * relaxed: nobody else knows t yet. */
-    atomic_fetch_or_explicit(&t->refs, HOLD, memory_order_relaxed);
-    acq_notify(&t->waiter);
-    return t;
-}
-
-void park__acq_discard(park_task_t *t)
-{
-    block_free(t);
-}
-
-void park__acq_deadline(park_task_t *t, park_time_t deadline)
-{
-    if (deadline != PARK_FOREVER && t->pool &&
-        park__timer_arm(t->pool, t, deadline, PARK__TIMER_DEADLINE) != 0)
-        /* No timer (the pool is closing, or no memory): give up now rather
-         * than wait past the deadline. */
-        acq_cancel(t, ETIMEDOUT);
-}
-
-park_task_t *park__acquire_async(park_pool_t *pool, const park__acq_ops_t *ops, const void *key,
-                                 uintptr_t want, void *ctx, size_t ctx_size, park_time_t deadline)
-{
-    for (park_task_t *t = NULL;;) {
-        bool taken = ops->try_take(ctx);
-        if (taken || (deadline != PARK_FOREVER && park_now() >= deadline)) {
-            if (t)
-                block_free(t);
-            return taken ? &ready : park__task_completed(ETIMEDOUT, NULL);
-        }
-        if (!t && !(t = park__acq_new(pool, ops, key, want)))
-            return NULL;
-        memcpy(t->acq_ctx, ctx, ctx_size);
-        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED) {
-            park__acq_deadline(t, deadline);
-            return t;
-        }
-        memcpy(ctx, t->acq_ctx, ctx_size); /* what validate decided */
-    }
-}
-
-/* Takes the waiter out of the queue: true if it was still queued. */
-static bool acq_remove(park_task_t *t)
-{
-    const park__acq_ops_t *ops = t->acq;
-    if (!park__wait_cancel(t->acq_key, &t->waiter, ops->wait->removed, t->acq_ctx))
-        return false;
-    if (ops->after_removed)
-        ops->after_removed(t->acq_ctx);
-    /* relaxed: only read back by acq_abandon's fast check. */
-    atomic_store_explicit(&t->acq_state, ACQ_CANCELLED, memory_order_relaxed);
-    return true;
-}
-
-static int acq_cancel(park_task_t *t, int err)
-{
-    if (!acq_remove(t))
-        return EALREADY; /* granted first (or done): the grant stands */
-    park__task_complete(t, err, NULL);
-    drop_hold(t);
-    return 0;
-}
-
-/* The caller holds the last reference but the queue's, and nobody has
- * seen the outcome: nobody ever will. */
-static void acq_abandon(park_task_t *t)
-{
-    if (acq_remove(t)) {
-        park__task_complete(t, ECANCELED, NULL);
-        drop_hold(t); /* the caller's reference keeps t */
-        return;
-    }
-    /* The grant came first. acq_rel: pairs with the exchange in
-     * acq_notify: whichever comes second hands the permit back. */
-    if (atomic_exchange_explicit(&t->acq_state, ACQ_ABANDONED, memory_order_acq_rel) ==
-            ACQ_GRANTED &&
-        (!t->acq->outcome || t->acq->outcome(t->acq_ctx, &t->waiter) == 0))
-        /* acq_notify came first and completes t, but its completion can no
-         * longer be seen by anyone: the permit goes back. (Otherwise
-         * acq_notify sees ABANDONED and gives it back itself.) */
-        t->acq->give_back(t->acq_ctx, &t->waiter);
 }

@@ -1,0 +1,28 @@
+/* lib/wait/lock.c: the internal lock's slow paths (states in lock.h). */
+#include "os/os.h"
+#include "wait/lock.h"
+#include "wait/spin.h"
+
+void park__lock_slow(park__lock_t *l)
+{
+    /* 64 pauses: a bucket or a list is held for well under a microsecond. */
+    park__spin_t spin = park__spin_init(64, 0);
+    uint32_t c = atomic_load_explicit(&l->word, memory_order_relaxed);
+    while (c != PARK__LOCK_CONTENDED && park__spin(&spin)) {
+        c = PARK__LOCK_UNLOCKED;
+        /* UNLOCKED -> LOCKED; acquire: pairs with the release in
+         * park__unlock. */
+        if (atomic_compare_exchange_weak_explicit(&l->word, &c, PARK__LOCK_LOCKED,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return;
+    }
+    /* any -> CONTENDED; acquire as above (we own it if it was UNLOCKED). */
+    while (atomic_exchange_explicit(&l->word, PARK__LOCK_CONTENDED, memory_order_acquire) !=
+           PARK__LOCK_UNLOCKED)
+        park__futex_wait((uint32_t *)&l->word, PARK__LOCK_CONTENDED, PARK_FOREVER);
+}
+
+void park__unlock_slow(park__lock_t *l)
+{
+    park__futex_wake((uint32_t *)&l->word, 1);
+}

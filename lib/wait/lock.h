@@ -1,0 +1,65 @@
+/* lib/wait/lock.h: the runtime's internal lock.
+ *
+ * A three-state futex lock for short critical sections inside park itself:
+ * the wait-queue buckets, and the pool's and the tasks' own bookkeeping
+ * (overflow list, timer heap, producer ids, block depot). The layers under
+ * the primitives use it instead of park_mutex_t, so that the primitives can
+ * be built on the runtime without a circle (DESIGN.md section 1). Holders
+ * can be preempted and 16 threads may share 2 CPUs, so contenders spin
+ * briefly (lib/wait/spin.h) and then sleep on the word instead of spinning
+ * on each other.
+ *
+ *   UNLOCKED   free
+ *   LOCKED     held, nobody sleeps on the word
+ *   CONTENDED  held, sleepers may exist: the unlocker must wake one
+ *
+ *   lock     UNLOCKED -> LOCKED        CAS (inline fast path)
+ *            any -> CONTENDED          exchange before sleeping; the
+ *                                      sleeper owns the lock when its
+ *                                      exchange returned UNLOCKED
+ *   unlock   any -> UNLOCKED           exchange; wake one if CONTENDED
+ *
+ * Not fair, not recursive, and it never parks in lib/wait's queues (the
+ * buckets themselves are guarded by it). Acquire on lock, release on
+ * unlock. Zero is unlocked. */
+#ifndef PARK_LIB_WAIT_LOCK_H
+#define PARK_LIB_WAIT_LOCK_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <park/common.h>
+
+typedef struct park__lock {
+    _Atomic uint32_t word;
+} park__lock_t;
+
+#define PARK__LOCK_INIT                                                                            \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
+enum { PARK__LOCK_UNLOCKED = 0, PARK__LOCK_LOCKED = 1, PARK__LOCK_CONTENDED = 2 };
+
+void park__lock_slow(park__lock_t *l);
+void park__unlock_slow(park__lock_t *l);
+
+static inline void park__lock(park__lock_t *l)
+{
+    uint32_t c = PARK__LOCK_UNLOCKED;
+    /* UNLOCKED -> LOCKED; acquire: pairs with the release exchange in
+     * park__unlock. */
+    if (PARK__UNLIKELY(!atomic_compare_exchange_strong_explicit(
+            &l->word, &c, PARK__LOCK_LOCKED, memory_order_acquire, memory_order_relaxed)))
+        park__lock_slow(l);
+}
+
+static inline void park__unlock(park__lock_t *l)
+{
+    /* any -> UNLOCKED; release: pairs with the acquire in park__lock. */
+    if (PARK__UNLIKELY(atomic_exchange_explicit(&l->word, PARK__LOCK_UNLOCKED,
+                                                memory_order_release) == PARK__LOCK_CONTENDED))
+        park__unlock_slow(l);
+}
+
+#endif /* PARK_LIB_WAIT_LOCK_H */
