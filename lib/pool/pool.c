@@ -1,41 +1,37 @@
-/* lib/pool/pool.c: workers, the shared queue, idling, fork-join.
- *
- * Where work lives: each worker's deque (its own pushes: joins, its
- * submissions and continuations, batches it took from the rings); a ring
- * per outside producer thread (producer ids are small integers recycled at
- * thread exit, so a ring has one producer at a time and a push is plain
- * stores); a shared MPMC ring per worker (producers beyond
- * PARK__MAX_PRODUCERS, workers of other pools, a worker whose deque is
- * full, and the rest of a batch taken from a producer ring); and the
- * overflow list (a ring stayed full). A worker looks in its deque and its
- * shared ring, takes a batch from a producer ring (keeping the first item
- * and putting the rest on its shared ring, where idle workers can take
- * them with a CAS instead of a membarrier-priced steal), steals from the
- * other deques and shared rings (from a random victim on), then looks at
- * the overflow list. A worker that finds
- * nothing spins a little (pausing, then yielding, so that an
- * oversubscribed producer gets the CPU) and sleeps.
+/* lib/pool/pool.c: workers, submission, idling, fork-join. Where work
+ * lives and how a worker looks for it: docs/design/pool.md.
  *
  * Idling, one word (pool->idle): SLEEPERS in the low half, SEARCHERS (woken
- * workers that have not found work yet) in the high half. Sleepers wait in
- * lib/wait under the address of pool->idle.
+ * workers that have not found work yet) in the high half; sleepers wait in
+ * lib/wait under &pool->idle. Joiners (pool->joiners) are workers waiting
+ * for a latch (park_join, park_task_wait) with nothing to help; each sleeps
+ * on its latch, marked by w->waiting_on, until it is set or kicked.
  *
- *   transition                          by         how
- *   sleep      s -> s+1                 worker     RMW in validate, bucket locked
- *   give up    s+1 -> s                 worker     RMW in validate or removed
- *   notify     (s, 0) -> (s, 1)         producer   CAS, then unpark one
- *   grant      (s, q) -> (s-1, q)       producer   RMW in select, bucket locked
- *   found      (s, q) -> (s, q-1)       searcher   RMW; if q was 1 and work
- *                                                  remains: notify
+ *   transition             by         how
+ *   sleep    s -> s+1      worker     RMW in validate, bucket locked; the
+ *                                     last to sleep while closing sets quiet
+ *   give up  s+1 -> s      worker     RMW in validate or removed
+ *   notify   (s,0)->(s,1)  producer   CAS, then unpark one
+ *   grant    (s,q)->(s-1,q) producer  RMW in select, bucket locked
+ *   found    (s,q)->(s,q-1) searcher  RMW; if q was 1 and work remains:
+ *                                     notify
+ *   join     j -> j+1      worker     RMW, then look for work, then sleep
+ *                                     on the latch unless kicked
+ *   kick     kicked 0 -> 1 producer   CAS, when s = q = 0 and j > 0; then
+ *                                     unpark that joiner under its latch
  *
- * The sleep/submit race: a worker increments SLEEPERS (seq_cst) and then
- * re-checks every queue (seq_cst loads) before it sleeps; a producer makes
- * its item visible (seq_cst) and then loads pool->idle (seq_cst). In the
- * single total order of these operations one of the two comes first, so
- * either the worker sees the item and stays up, or the producer sees the
- * sleeper and wakes it. Items pushed by park_join skip the producer's
- * fence: a missed wake there costs parallelism, never progress, because
- * the pushing worker pops its own item back. */
+ * The sleep/submit race: a worker (a joiner) increments SLEEPERS (joiners)
+ * seq_cst and then re-checks every queue with seq_cst loads before it
+ * sleeps; a producer makes its item visible (seq_cst) and then loads
+ * pool->idle and pool->joiners (seq_cst). In the single total order one of
+ * the two comes first: either the worker sees the item, or the producer
+ * sees the sleeper (joiner) and wakes (kicks) it. A joiner re-reads
+ * `kicked` under its latch's bucket lock before sleeping, so a kick is not
+ * lost. Items pushed by park_join skip the producer's fence: a missed wake
+ * there costs parallelism, never progress (the pusher pops its item back).
+ * Destroy: closing is set (seq_cst) before destroy looks at pool->idle;
+ * the last worker to go to sleep reads closing after its increment, so
+ * either destroy sees every worker asleep or that worker sets quiet. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,54 +105,12 @@ static bool overflow_pop(park_pool_t *pool, park__job_t *out)
     return true;
 }
 
-/* Producer ids: small integers, one per thread that submits from outside
- * a pool, recycled when the thread exits, so that each id's ring has at
- * most one producer at a time. */
-static park__lock_t ids_lock = PARK__LOCK_INIT;
-static unsigned ids_next, ids_free[PARK__MAX_PRODUCERS], ids_nfree;
-static pthread_key_t ids_key;
-static _Thread_local unsigned my_id_plus_one;
-
-static void id_release(void *arg)
-{
-    (void)arg;
-    park__lock(&ids_lock);
-    ids_free[ids_nfree++] = my_id_plus_one - 1;
-    park__unlock(&ids_lock);
-    my_id_plus_one = 0;
-}
-
-static void ids_setup(void)
-{
-    (void)pthread_key_create(&ids_key, id_release);
-}
-
-/* The calling thread's producer id, or PARK__MAX_PRODUCERS if none is
- * left (then it shares the workers' rings). */
-static unsigned my_id(void)
-{
-    if (PARK__LIKELY(my_id_plus_one))
-        return my_id_plus_one - 1;
-    unsigned id = PARK__MAX_PRODUCERS;
-    park__lock(&ids_lock);
-    if (ids_nfree)
-        id = ids_free[--ids_nfree];
-    else if (ids_next < PARK__MAX_PRODUCERS)
-        id = ids_next++;
-    park__unlock(&ids_lock);
-    if (id < PARK__MAX_PRODUCERS) {
-        my_id_plus_one = id + 1;
-        pthread_setspecific(ids_key, &my_id_plus_one); /* id_release at exit */
-    }
-    return id;
-}
-
-/* The ring of producer `id` in this pool, made on first use. */
 static bool ring_pop(park__ring_t *r, park__job_t *out)
 {
     return park__ring_pop_batch(r, out, 1) == 1;
 }
 
+/* The ring of producer `id` in this pool, made on first use. */
 static park__ring_t *producer_ring(park_pool_t *pool, unsigned id)
 {
     /* acquire: pairs with the release store below (the ring is set up). */
@@ -500,7 +454,7 @@ int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
             return 0;
     }
     if (!w) {
-        unsigned id = my_id();
+        unsigned id = park__ring_producer_id();
         park__ring_t *r = id < PARK__MAX_PRODUCERS ? producer_ring(pool, id) : NULL;
         if (r)
             return push_ring(pool, r, park__ring_sp_push, true, fn, arg);
@@ -680,7 +634,6 @@ static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static void setup(void)
 {
     park__deque_setup();
-    ids_setup();
 }
 
 int park_pool_create(park_pool_t **out, const park_pool_config_t *cfg)

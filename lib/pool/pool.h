@@ -36,10 +36,6 @@ typedef struct park__worker {
 
 struct park__timer;
 
-/* Outside threads that submit get a ring each (a single producer, no RMW
- * to push); beyond this many at once they share the workers' rings. */
-#define PARK__MAX_PRODUCERS 256
-
 struct park_pool {
     unsigned n;
     park__worker_t *workers;

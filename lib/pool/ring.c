@@ -1,7 +1,11 @@
 /* lib/pool/ring.c: the pool's MPMC rings (layout in ring.h). */
+#include <pthread.h>
 #include <stddef.h>
 
+#include <park/common.h>
+
 #include "pool/ring.h"
+#include "wait/lock.h"
 
 void park__ring_init(park__ring_t *r)
 {
@@ -113,4 +117,47 @@ unsigned park__ring_pop_batch(park__ring_t *r, park__job_t *out, unsigned max)
         atomic_store_explicit(&c->seq, pos + i + PARK__RING_CAP, memory_order_release);
     }
     return k;
+}
+
+/* Producer ids: small integers, one per thread that submits from outside
+ * a pool, recycled when the thread exits, so that each id's ring has at
+ * most one producer at a time. */
+static park__lock_t ids_lock = PARK__LOCK_INIT;
+static unsigned ids_next, ids_free[PARK__MAX_PRODUCERS], ids_nfree;
+static pthread_key_t ids_key;
+static _Thread_local unsigned my_id_plus_one;
+
+static void id_release(void *arg)
+{
+    (void)arg;
+    park__lock(&ids_lock);
+    ids_free[ids_nfree++] = my_id_plus_one - 1;
+    park__unlock(&ids_lock);
+    my_id_plus_one = 0;
+}
+
+static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
+
+static void ids_setup(void)
+{
+    (void)pthread_key_create(&ids_key, id_release);
+}
+
+unsigned park__ring_producer_id(void)
+{
+    if (PARK__LIKELY(my_id_plus_one))
+        return my_id_plus_one - 1;
+    pthread_once(&ids_once, ids_setup);
+    unsigned id = PARK__MAX_PRODUCERS;
+    park__lock(&ids_lock);
+    if (ids_nfree)
+        id = ids_free[--ids_nfree];
+    else if (ids_next < PARK__MAX_PRODUCERS)
+        id = ids_next++;
+    park__unlock(&ids_lock);
+    if (id < PARK__MAX_PRODUCERS) {
+        my_id_plus_one = id + 1;
+        pthread_setspecific(ids_key, &my_id_plus_one); /* id_release at exit */
+    }
+    return id;
 }

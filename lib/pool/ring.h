@@ -37,6 +37,15 @@ typedef struct park__ring {
     _Alignas(64) park__ring_cell_t cells[PARK__RING_CAP];
 } park__ring_t;
 
+/* Outside threads that submit get a ring each (a single producer, no RMW
+ * to push); beyond this many at once they share the workers' rings. */
+#define PARK__MAX_PRODUCERS 256
+
+/* The calling thread's producer id: a small integer, recycled when the
+ * thread exits, so that each id's ring has at most one producer at a time;
+ * PARK__MAX_PRODUCERS if none is left. */
+unsigned park__ring_producer_id(void);
+
 /* Makes *r empty. Not atomic: nobody may use *r meanwhile. */
 void park__ring_init(park__ring_t *r);
 

@@ -749,6 +749,32 @@ TEST(task_wait_on_a_worker_returns_when_an_outside_thread_completes)
     park_pool_destroy(pool);
 }
 
+/* The only worker waits, with nothing to help, for a task that only a
+ * submission made from outside afterwards completes: the submission must
+ * wake it (a lost wake-up hangs, and the watchdog fails the test). */
+static void complete_inner(void *arg)
+{
+    park_task_complete(arg, 0, NULL);
+}
+
+TEST(task_wait_on_the_only_worker_runs_work_submitted_from_outside_while_it_sleeps)
+{
+    park_pool_t *pool = pool_new(1);
+    for (int round = 0; round < 20; round++) {
+        struct outside_done o = {task_new(), false};
+        park_task_t *t = park_task_run(pool, waits_for_outside_fn, &o);
+        ASSERT_TRUE(t != NULL);
+        AWAIT(atomic_load(&o.waiting));
+        if (round % 2)
+            test_sleep_ns(2 * MS); /* choreography: let it fall asleep */
+        ASSERT_EQ(park_pool_submit(pool, complete_inner, o.inner), 0);
+        ASSERT_EQ(park_task_wait(t, NULL), 0);
+        park_task_release(t);
+        park_task_release(o.inner);
+    }
+    park_pool_destroy(pool);
+}
+
 /* A worker waits, with a deadline, for a task nobody completes. */
 static int waits_until_fn(void *arg, void **result)
 {
@@ -1604,6 +1630,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_wait_on_a_completed_task_returns_at_once),
     TEST_ENTRY(task_wait_on_a_worker_runs_other_work_instead_of_deadlocking),
     TEST_ENTRY(task_wait_on_a_worker_runs_the_submission_that_completes_the_task),
+    TEST_ENTRY(task_wait_on_the_only_worker_runs_work_submitted_from_outside_while_it_sleeps),
     TEST_ENTRY(task_wait_on_a_worker_returns_when_an_outside_thread_completes),
     TEST_ENTRY(task_wait_until_on_a_worker_times_out_not_before_the_deadline),
     TEST_ENTRY(task_wait_on_a_worker_for_a_task_of_another_pool),
