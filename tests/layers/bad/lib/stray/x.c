@@ -1,0 +1,2 @@
+/* Wrong: lib/stray/ is in no layer. */
+#include "os/os.h"

@@ -1,0 +1,2 @@
+/* Wrong: no layer holds lib/nowhere/. */
+#include "nowhere/n.h"

@@ -1,0 +1,3 @@
+/* Wrong: wait reaches up into the pool. */
+#include "os/os.h"
+#include "pool/pool.h"
