@@ -42,38 +42,20 @@ static void hint_add(const void *key, int32_t d)
     __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + (uint32_t)d, __ATOMIC_RELAXED);
 }
 
-static void bucket_lock(bucket_t *b)
-{
-    park__lock(&b->lock);
-}
-
-static void bucket_unlock(bucket_t *b)
-{
-    park__unlock(&b->lock);
-}
-
-static void link_back(bucket_t *b, park__waiter_t *w)
+/* Links w between prev and next (NULL: that end of the bucket's list). */
+static void link_between(bucket_t *b, park__waiter_t *w, park__waiter_t *prev, park__waiter_t *next)
 {
     hint_add(w->key, 1);
-    w->next = NULL;
-    w->prev = b->tail;
-    if (b->tail)
-        b->tail->next = w;
+    w->prev = prev;
+    w->next = next;
+    if (prev)
+        prev->next = w;
     else
         b->head = w;
-    b->tail = w;
-}
-
-static void link_front(bucket_t *b, park__waiter_t *w)
-{
-    hint_add(w->key, 1);
-    w->prev = NULL;
-    w->next = b->head;
-    if (b->head)
-        b->head->prev = w;
+    if (next)
+        next->prev = w;
     else
         b->tail = w;
-    b->head = w;
 }
 
 static void unlink_waiter(bucket_t *b, park__waiter_t *w)
@@ -145,7 +127,7 @@ static bool enqueue(const void *key, park__waiter_t *w, unsigned flags, const pa
                     void *ctx)
 {
     bucket_t *b = bucket_of(key);
-    bucket_lock(b);
+    park__lock(&b->lock);
     bool valid = ops->validate(ctx);
     if (valid) {
         w->key = key;
@@ -153,11 +135,11 @@ static bool enqueue(const void *key, park__waiter_t *w, unsigned flags, const pa
         /* relaxed: published to wakers by the bucket unlock below. */
         atomic_store_explicit(&w->woken, 0, memory_order_relaxed);
         if (flags & PARK__WAIT_FRONT)
-            link_front(b, w);
+            link_between(b, w, NULL, b->head);
         else
-            link_back(b, w);
+            link_between(b, w, b->tail, NULL);
     }
-    bucket_unlock(b);
+    park__unlock(&b->lock);
     return valid;
 }
 
@@ -215,7 +197,7 @@ size_t park__unpark(const void *key, park__select_fn select, park__finish_fn fin
     size_t n = 0;
     bool stopped = false, more = false;
 
-    bucket_lock(b);
+    park__lock(&b->lock);
     for (park__waiter_t *w = b->head, *next; w; w = next) {
         next = w->next;
         if (w->key != key)
@@ -239,7 +221,7 @@ size_t park__unpark(const void *key, park__select_fn select, park__finish_fn fin
     }
     if (finish)
         finish(ctx, more);
-    bucket_unlock(b);
+    park__unlock(&b->lock);
 
     PARK__PROBE2(unpark, key, n);
     wake_granted(granted);
@@ -262,7 +244,7 @@ bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void 
                        void *ctx)
 {
     bucket_t *b = bucket_of(key);
-    bucket_lock(b);
+    park__lock(&b->lock);
     bool was_queued = w->queued;
     if (was_queued) {
         unlink_waiter(b, w);
@@ -270,16 +252,16 @@ bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void 
         if (removed)
             removed(ctx, key_has_waiters(b, key));
     }
-    bucket_unlock(b);
+    park__unlock(&b->lock);
     return was_queued;
 }
 
 bool park__wait_has_waiters(const void *key)
 {
     bucket_t *b = bucket_of(key);
-    bucket_lock(b);
+    park__lock(&b->lock);
     bool any = key_has_waiters(b, key);
-    bucket_unlock(b);
+    park__unlock(&b->lock);
     return any;
 }
 
@@ -287,9 +269,9 @@ size_t park__wait_count(const void *key)
 {
     bucket_t *b = bucket_of(key);
     size_t n = 0;
-    bucket_lock(b);
+    park__lock(&b->lock);
     for (const park__waiter_t *w = b->head; w; w = w->next)
         n += w->key == key;
-    bucket_unlock(b);
+    park__unlock(&b->lock);
     return n;
 }
