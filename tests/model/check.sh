@@ -168,9 +168,17 @@ run_case pool                   pool.pml    pass      ""
 run_case pool-3-producers       pool.pml    pass      "-DPRODUCERS=3 -DITEMS=1"
 run_case pool-no-recheck        pool.pml    stranded  "-DNO_RECHECK"
 run_case pool-no-baton          pool.pml    stranded  "-DNO_BATON"
+# ... and with a worker that waits for a latch (a joiner), kicked by a
+# submission that finds every other worker up; without the kick, or with a
+# joiner that does not re-read its kick under the bucket lock, work is.
+run_case pool-joiner            pool.pml    pass      "-DJOINER -DWORKERS=1"
+run_case pool-only-joiner       pool.pml    pass      "-DJOINER -DWORKERS=0 -DPRODUCERS=3"
+run_case pool-no-kick           pool.pml    stranded  "-DJOINER -DWORKERS=0 -DNO_KICK"
+run_case pool-no-kick-recheck   pool.pml    stranded  "-DJOINER -DWORKERS=0 -DNO_KICK_RECHECK"
 
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
+    run_case pool-joiner-2      pool.pml    pass      "-DJOINER" safety 26
     run_case mutex-3x3          mutex.pml pass        "-DITERS=3" safety 26
 fi
 

@@ -20,7 +20,19 @@
  *               before is not seen by anyone
  *   NO_BATON    a searcher that stops without finding work does not give
  *               up its SEARCHERS count (a leak): later notifies think
- *               someone is looking */
+ *               someone is looking
+ *
+ * With -DJOINER, one more worker is a joiner (park__pool_wait_latch): it
+ * waits for a latch nobody sets here, runs whatever work it finds, and
+ * with none counts itself in pool->joiners, re-checks the queues and
+ * sleeps on its latch unless kicked; notify, finding nobody asleep or
+ * searching but a joiner, kicks it (kicked 0 -> 1, then an unpark under
+ * the latch's bucket lock, where the joiner's validate reads kicked).
+ * Broken variants:
+ *   NO_KICK     notify never kicks a joiner: with every worker a joiner,
+ *               a submission is stranded
+ *   NO_KICK_RECHECK  the joiner's validate ignores kicked: a kick that
+ *               comes before the joiner is queued is lost */
 
 #ifndef WORKERS
 #define WORKERS 2
@@ -35,11 +47,14 @@
 byte items = 0;     /* queued work, all queues together */
 byte sleepers = 0;  /* SLEEPERS */
 byte searchers = 0; /* SEARCHERS */
-bool queued[WORKERS];  /* in lib/wait's queue under pool->idle */
-bool granted[WORKERS]; /* woken by an unpark */
+bool queued[WORKERS + 1];  /* in lib/wait's queue under pool->idle */
+bool granted[WORKERS + 1]; /* woken by an unpark */
 byte asleep = 0;    /* workers queued and not granted (for the check) */
 byte produced = 0;  /* producers done */
 byte ran = 0;
+byte joiners = 0; /* pool->joiners */
+bool kicked = 0;  /* the joiner's w->kicked */
+bool jqueued = 0; /* the joiner is queued under its latch */
 
 /* park__unpark(&pool->idle, select_one): the first queued sleeper. */
 inline unpark_one(found)
@@ -60,8 +75,8 @@ inline notify()
 {
     atomic {
         if
-        :: sleepers > 0 && searchers == 0 -> searchers++; go = 1
-        :: else -> go = 0
+        :: sleepers > 0 && searchers == 0 -> searchers++; go = 1; idle0 = 0
+        :: else -> go = 0; idle0 = sleepers == 0 && searchers == 0
         fi
     };
     if
@@ -72,13 +87,35 @@ inline notify()
         :: else
         fi
     :: else
+    fi;
+#if defined(JOINER) && !defined(NO_KICK)
+    if
+    :: idle0 && joiners > 0 -> /* kick_joiner */
+        atomic {
+            if
+            :: !kicked -> kicked = 1; go = 1
+            :: else -> go = 0
+            fi
+        };
+        if
+        :: go -> /* park__latch_kick: bucket locked */
+            atomic {
+                if
+                :: jqueued -> jqueued = 0; asleep--
+                :: else
+                fi
+            }
+        :: else
+        fi
+    :: else
     fi
+#endif
 }
 
 proctype Producer()
 {
     byte n = 0, k;
-    bool go, found;
+    bool go, found, idle0;
     do
     :: n < ITEMS -> items++; n++; notify()
     :: n == ITEMS -> break
@@ -88,7 +125,7 @@ proctype Producer()
 
 proctype Worker(byte me)
 {
-    bool searching = 0, got, go, found, last;
+    bool searching = 0, got, go, found, last, idle0;
     byte k;
     do
     :: /* find_work */
@@ -143,13 +180,60 @@ end_sleep:      (granted[me]);
     od
 }
 
+/* A worker in park__pool_wait_latch for a latch that is never set. */
+proctype Joiner()
+{
+    bool got;
+    do
+    :: atomic { /* help */
+            if
+            :: items > 0 -> items--; got = 1
+            :: else -> got = 0
+            fi
+        };
+        if
+        :: got -> ran++
+        :: else ->
+            kicked = 0;
+            joiners++;
+            if
+            :: items > 0 -> joiners-- /* work_visible */
+            :: else ->
+                atomic { /* latch_validate, bucket locked */
+#ifndef NO_KICK_RECHECK
+                    if
+                    :: !kicked -> jqueued = 1; asleep++
+                    :: else
+                    fi
+#else
+                    jqueued = 1; asleep++
+#endif
+                };
+end_join:       (!jqueued);
+                joiners--
+            fi
+        fi
+    od
+}
+
+#ifdef JOINER
+#define ALL (WORKERS + 1)
+#else
+#define ALL WORKERS
+#endif
+
 init
 {
     byte i;
     atomic {
+#if WORKERS > 0
         for (i : 0 .. WORKERS - 1) {
             run Worker(i)
         }
+#endif
+#ifdef JOINER
+        run Joiner();
+#endif
         for (i : 1 .. PRODUCERS) {
             run Producer()
         }
@@ -162,6 +246,6 @@ active proctype Check()
 {
 end_check:
     atomic {
-        (produced == PRODUCERS && asleep == WORKERS) -> assert(items == 0)
+        (produced == PRODUCERS && asleep == ALL) -> assert(items == 0)
     }
 }
