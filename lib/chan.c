@@ -107,7 +107,7 @@
 #include <park/chan.h>
 
 #include "async.h"
-#include "os/os.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define CLOSED 1u /* tail: closed */
@@ -119,10 +119,6 @@
 
 #define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
 #define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
-
-#define SPIN 128     /* blocking calls: attempts with a pause before parking */
-#define SPIN_YIELD 4 /* then attempts with a yield */
-#define SPIN_CELL 64 /* pauses while a cell is mid-operation, then yields */
 
 typedef struct cell {
     _Atomic uint64_t seq;
@@ -166,17 +162,17 @@ static const void *skey(park_chan_t *ch)
     return (const char *)ch + 1;
 }
 
-static void relax(unsigned *spins)
-{
-    if (++*spins < SPIN_CELL)
-        park__os_pause();
-    else
-        park__os_yield();
-}
-
 static cell_t *cell_of(park_chan_t *ch, uint64_t pos)
 {
     return &ch->cells[pos % ch->cap];
+}
+
+/* For a cell mid-operation: its owner is between two steps of a few
+ * instructions, so 64 pauses see it done unless it was preempted; then
+ * yield to it for as long as it takes (there is nothing to sleep on). */
+static park__spin_t cell_spin(void)
+{
+    return park__spin_init(64, 0);
 }
 
 /* relaxed: a waiter queued before the caller started set its flag before
@@ -204,8 +200,9 @@ static void put(park_chan_t *ch, uint64_t pos, void *item)
     cell_t *c = cell_of(ch, pos);
     /* acquire: pairs with the release store in take (the old item's reader
      * is done with the cell). */
-    for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != FREE(pos);)
-        relax(&spins);
+    for (park__spin_t spin = cell_spin();
+         atomic_load_explicit(&c->seq, memory_order_acquire) != FREE(pos);)
+        park__spin_forever(&spin);
     c->item = item;
     /* release: pairs with the acquire loads in take and ring_pop. */
     atomic_store_explicit(&c->seq, FULL(pos), memory_order_release);
@@ -216,8 +213,9 @@ static void *take(park_chan_t *ch, uint64_t pos)
 {
     cell_t *c = cell_of(ch, pos);
     /* acquire: pairs with the release store in put. */
-    for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != FULL(pos);)
-        relax(&spins);
+    for (park__spin_t spin = cell_spin();
+         atomic_load_explicit(&c->seq, memory_order_acquire) != FULL(pos);)
+        park__spin_forever(&spin);
     void *item = c->item;
     /* release: pairs with the acquire loads in put and ring_push. */
     atomic_store_explicit(&c->seq, FREE(pos + ch->cap), memory_order_release);
@@ -229,7 +227,7 @@ static void *take(park_chan_t *ch, uint64_t pos)
  * RING_NONE (full), RING_CLOSED or RING_BLOCKED. */
 static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
 {
-    unsigned spins = 0;
+    park__spin_t spin = cell_spin();
     /* relaxed: a guess, checked by the CAS. */
     uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
     for (;;) {
@@ -261,7 +259,7 @@ static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
             uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
             if (h + ch->cap <= pos)
                 return RING_NONE;
-            relax(&spins);
+            park__spin_forever(&spin);
         }
         /* relaxed: as above. */
         t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
@@ -273,7 +271,7 @@ static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
  * (closed and empty) or RING_BLOCKED. */
 static int ring_pop(park_chan_t *ch, void **item, bool *kick)
 {
-    unsigned spins = 0;
+    park__spin_t spin = cell_spin();
     /* relaxed: a guess, checked by the CAS. */
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
     for (;;) {
@@ -301,7 +299,7 @@ static int ring_pop(park_chan_t *ch, void **item, bool *kick)
             uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
             if (POS(t) <= h)
                 return t & CLOSED ? RING_CLOSED : RING_NONE;
-            relax(&spins);
+            park__spin_forever(&spin);
         }
         /* relaxed: as above. */
         h = atomic_load_explicit(&ch->head, memory_order_relaxed);
@@ -688,14 +686,13 @@ static int recv_try(park_chan_t *ch, void **item)
     }
 }
 
-/* Between the attempts of a blocking call: a pause, then a few yields (a
- * peer on this CPU may be the one to make progress). */
-static void spin_wait(int i)
+/* Between the attempts of a blocking call: 128 pauses, since the other
+ * side usually comes within a few operations, then 4 yields, since with
+ * more threads than CPUs the peer to make progress may be waiting for
+ * this CPU. */
+static park__spin_t op_spin(void)
 {
-    if (i < SPIN)
-        park__os_pause();
-    else
-        park__os_yield();
+    return park__spin_init(128, 4);
 }
 
 int park_chan_try_send(park_chan_t *ch, void *item)
@@ -711,14 +708,14 @@ int park_chan_try_recv(park_chan_t *ch, void **item)
 int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
 {
     for (;;) {
-        for (int i = 0; i < SPIN + SPIN_YIELD; i++) {
+        park__spin_t spin = op_spin();
+        do {
             int err = send_try(ch, item);
             if (err != EAGAIN)
                 return err;
             if (waiters_hint(ch) & SWAIT)
                 break; /* senders are queued: no use spinning behind them */
-            spin_wait(i);
-        }
+        } while (park__spin(&spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch, .item = item};
@@ -749,14 +746,14 @@ int park_chan_send(park_chan_t *ch, void *item)
 int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
 {
     for (;;) {
-        for (int i = 0; i < SPIN + SPIN_YIELD; i++) {
+        park__spin_t spin = op_spin();
+        do {
             int err = recv_try(ch, item);
             if (err != EAGAIN)
                 return err;
             if (waiters_hint(ch) & RWAIT)
                 break; /* receivers are queued: no use spinning behind them */
-            spin_wait(i);
-        }
+        } while (park__spin(&spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch};
@@ -852,10 +849,10 @@ static void give_back_item(park_chan_t *ch, void *item)
         return;
     }
     /* Allocated before the lock; without memory the item would be lost, so
-     * wait for some. */
+     * wait for some, yielding (there is nothing to sleep on). */
     given_t *node;
-    while (!(node = malloc(sizeof *node)))
-        park__os_yield();
+    for (park__spin_t spin = park__spin_init(0, 0); !(node = malloc(sizeof *node));)
+        park__spin_forever(&spin);
     node->item = item;
     struct give g = {.ch = ch, .node = node};
     park__unpark(skey(ch), give_select, give_finish, &g);

@@ -60,15 +60,13 @@
 #include <park/lazy.h>
 
 #include "async.h"
-#include "os/os.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define READY PARK__LAZY_READY
 #define RUNNING PARK__LAZY_RUNNING
 #define WAITERS PARK__LAZY_WAITERS
 #define IDLE 0u
-
-#define SPIN 64 /* loads of a running object's word before queueing */
 
 /* ---- re-entrancy ------------------------------------------------------- */
 
@@ -187,11 +185,11 @@ static bool wait_for_run(uint32_t *state, uint32_t s, park_time_t deadline, int 
         *result = EDEADLK;
         return true;
     }
-    for (int i = 0; i < SPIN && s == RUNNING; i++) {
-        park__os_pause();
+    /* 64 pauses only catch a run about to end: an initialiser usually
+     * takes longer than a lock is held, so its callers soon queue. */
+    for (park__spin_t spin = park__spin_init(64, 0); s == RUNNING && park__spin(&spin);)
         /* relaxed: only a hint; the caller re-reads with acquire. */
         s = __atomic_load_n(state, __ATOMIC_RELAXED);
-    }
     if (!(s & RUNNING))
         return false;
     if (deadline != PARK_FOREVER && park_now() >= deadline) {

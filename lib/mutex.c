@@ -79,6 +79,7 @@
 #include "async.h"
 #include "os/os.h"
 #include "os/probe.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define L PARK__MUTEX_LOCKED
@@ -88,7 +89,6 @@
 #define CREDITS PARK__MUTEX_CREDITS
 
 #define FAIR_NS 1000000u /* a waiter older than this is handed the lock */
-#define SPIN 40          /* lock attempts on loads before parking */
 
 /* w->grant of a woken waiter. */
 enum { GRANT_RETRY = 0, GRANT_HANDOFF = 1 };
@@ -178,6 +178,22 @@ static bool park_before_sleep(void *ctx)
 
 static const park__wait_ops_t park_ops = {park_validate, park_removed, park_before_sleep};
 
+/* Tries to take the mutex, spinning while nobody is parked (rule 6): true
+ * if taken; *s is then the word it last saw. */
+static bool lock_spin(park_mutex_t *m, uint32_t *s)
+{
+    /* 40 pauses: a short critical section ends within them; a holder that
+     * takes longer is better waited for asleep. */
+    park__spin_t spin = park__spin_init(40, 0);
+    for (;;) {
+        if (try_take(m, s))
+            return true;
+        if ((*s & P) || !park__spin(&spin))
+            return false;
+        *s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+    }
+}
+
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
@@ -187,14 +203,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
 
     for (;;) {
-        /* Spin only while nobody is parked (rule 6). */
-        for (int i = 0; i < SPIN && !(s & P); i++) {
-            if (try_take(m, &s))
-                return 0;
-            park__os_pause();
-            s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
-        }
-        if (try_take(m, &s))
+        if (lock_spin(m, &s))
             return 0;
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;

@@ -125,7 +125,7 @@
  * with more threads than CPUs that convoy does not end (8 threads on 2
  * CPUs ran 4 to 10 times slower than glibc's rwlock, at 99 % and at 50 %
  * reads). So a reader that finds a writer holding or waiting yields the CPU
- * a few times (YIELDS) and retries before it queues: the writer's turn
+ * a few times and retries before it queues: the writer's turn
  * usually passes meanwhile, and the reader goes in running, so the lock is
  * not handed to sleepers. A yielding reader is not queued, so it is a new
  * reader to the policy, never ahead of a waiting writer; once it queues,
@@ -149,7 +149,7 @@
 #include <park/rwlock.h>
 
 #include "async.h"
-#include "os/os.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define READER PARK__RW_READER
@@ -160,9 +160,6 @@
 #define W PARK__RW_WRITER
 
 #define FAIR_NS 1000000u /* a writer waiting this long is handed the lock */
-#define SPIN 40          /* a writer: pauses spent spinning before it parks */
-#define SPIN_GAP 16      /* ... at most this many between two looks at the word */
-#define YIELDS 8         /* a reader held back by a writer: yields before parking */
 
 _Static_assert((READERS & (DRAIN | RQ | WW | W)) == 0, "the reader count has its own bits");
 _Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
@@ -495,8 +492,7 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
             return ETIMEDOUT;
         /* Held back by a writer: yield, not spin, before queueing (see the
          * top). */
-        for (int i = 0; i < YIELDS; i++) {
-            park__os_yield();
+        for (park__spin_t spin = park__spin_init(0, 8); park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
             if (try_read(rw, &s))
                 return 0;
@@ -631,21 +627,20 @@ static void write_removed(void *ctx, bool more)
 
 static const park__wait_ops_t write_ops = {write_validate, write_removed, NULL};
 
-/* Spins while nobody is queued (rule 6): true if it took the lock. The
- * looks at the word grow further apart (each pulls its cache line from the
- * holder that must release it). */
+/* Spins while nobody is queued (rule 6): true if it took the lock. */
 static bool write_spin(park_rwlock_t *rw)
 {
+    /* 40 pauses, as the mutex: a short write or read section ends within
+     * them; a longer one is better waited for asleep. */
+    park__spin_t spin = park__spin_init(40, 0);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-    for (unsigned spent = 0, gap = 1; spent < SPIN && !(s & (WW | RQ)); spent += gap) {
+    for (;;) {
         if (try_write(rw, &s))
             return true;
-        for (unsigned i = 0; i < gap; i++)
-            park__os_pause();
-        gap = gap < SPIN_GAP ? 2 * gap : gap;
+        if ((s & (WW | RQ)) || !park__spin(&spin))
+            return false;
         s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     }
-    return try_write(rw, &s);
 }
 
 static int write_wait(park_rwlock_t *rw, park_time_t deadline)

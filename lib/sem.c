@@ -31,13 +31,11 @@
 #include <park/sem.h>
 
 #include "async.h"
-#include "os/os.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define W PARK__SEM_WAITERS
 #define COUNT PARK__SEM_COUNT_MASK
-
-#define SPIN 100 /* acquire attempts on loads before parking */
 
 int park_sem_init(park_sem_t *s, uint32_t initial, uint32_t max)
 {
@@ -85,18 +83,26 @@ static void park_removed(void *ctx, bool more)
 
 static const park__wait_ops_t park_ops = {park_validate, park_removed, NULL};
 
+/* Spins while nobody is queued (rule 6): true if it took a permit. */
+static bool acquire_spin(park_sem_t *s)
+{
+    /* 100 pauses: a permit held for a short section comes back within
+     * them; one held longer is better waited for asleep. */
+    park__spin_t spin = park__spin_init(100, 0);
+    do {
+        uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+        if (v & W)
+            break; /* others are queued: FIFO says get in line */
+        if (v != 0 && park_sem_try_acquire(s))
+            return true;
+    } while (park__spin(&spin));
+    return park_sem_try_acquire(s);
+}
+
 int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
 {
     for (;;) {
-        for (int i = 0; i < SPIN; i++) {
-            uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-            if (v & W)
-                break; /* others are queued: FIFO says get in line */
-            if (v != 0 && park_sem_try_acquire(s))
-                return 0;
-            park__os_pause();
-        }
-        if (park_sem_try_acquire(s))
+        if (acquire_spin(s))
             return 0;
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
