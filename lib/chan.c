@@ -1,106 +1,42 @@
-/* lib/chan.c: park_chan, a bounded MPMC channel.
+/* lib/chan.c: park_chan, a bounded MPMC channel: a lock-free ring whose
+ * full and empty sides queue in lib/wait. Design notes (overtaking, no lost
+ * wake-up, hand-off, given-back items, and why the channel keeps its own
+ * ring rather than sharing the pool's): docs/design/chan.md.
  *
- * The ring: Vyukov's bounded MPMC queue. `cap` cells, each a sequence
- * number and an item; position p lives in cell p % cap. Cell of p:
- *   seq == FREE(p) = 2p        free for the send at p
- *   seq == FULL(p) = 2p + 1    holds the item of p
- * (doubled, so that "full at p" and "free for p + cap" differ also when
- * cap is 1). A send reserves position p by advancing `tail` (a
- * compare-and-swap), writes the item and stores FULL(p); a receive
- * reserves p by advancing `head`, reads the item and stores FREE(p + cap).
- * So head <= tail <= head + cap, tail - head items are buffered or being
- * written, and a reservation whose cell is not ready yet belongs to a
- * thread that is between its two steps (never blocked: such a cell is
- * waited for by spinning).
+ * The ring (Vyukov's bounded MPMC queue): position p lives in cell p % cap,
+ * whose seq is FREE(p) = 2p (free for the send at p) or FULL(p) = 2p + 1
+ * (holds p's item), doubled so that the two differ also when cap is 1. A
+ * send reserves p by advancing tail, writes, stores FULL(p); a receive
+ * reserves p by advancing head, reads, stores FREE(p + cap). So head <=
+ * tail <= head + cap, and a reserved cell not ready yet is waited for.
  *
- * The state words (rule 1): the two positions, each written by its own
- * side on every operation, and the waiter flags, apart on a cache line of
- * their own, written only when waiters come and go, so that streaming
- * operations read them without taking the line from anyone:
+ * State words (rule 1):
+ *   tail     pos << 1 | CLOSED   written by sends (and close)
+ *   head     pos                 written by receives
+ *   waiters  RWAIT | SWAIT       a line of its own, written only when waiters
+ *                                come and go. RWAIT: receivers queued (key
+ *                                ch); SWAIT: senders queued (key ch + 1), or
+ *                                given-back items listed
+ * Each flag changes only under its key's bucket lock ("owned", below), by
+ * an atomic or/and. CLOSED is set once; a send reserves only while it is
+ * clear, given-back items excepted.
  *
- *   tail      pos << 1 | CLOSED      written by sends (and close)
- *   head      pos                    written by receives
- *   waiters   SWAIT | RWAIT          RWAIT: receivers queued (key ch)
- *                                    SWAIT: senders queued (key ch + 1),
- *                                    or given-back items waiting (below)
- *
- * Invariants: RWAIT is set iff receivers are queued, SWAIT iff senders are
- * queued or the given-back list is not empty (but inside the bucket lock
- * hold of a validate or give-back that sets it, then looks at the ring);
- * each is changed only under its key's bucket lock, by an atomic or/and
- * that leaves the other bit alone.
- * CLOSED is set once and never cleared; a send reserves only while it is
- * clear (it is in the word the send's compare-and-swap checks), given-back
- * items excepted.
- *
- * Transitions (h, t: positions; c: CLOSED; "try" = the lock-free path):
- *   try send        tail (t, 0) -> (t+1, 0)    CAS, SWAIT read clear first,
- *                                              cell free
- *   try recv        head h -> h+1              CAS, RWAIT read clear first,
- *                                              cell full
- *   recv queues     waiters |= RWAIT           receivers' lock, RWAIT clear;
- *                                              then the ring is re-checked
- *   recv validates  head h -> h+1, RWAIT clear receivers' lock: an item
- *                                              came after all
- *   kick receiver   head h -> h+1              CAS, receivers' lock: item
- *                                              handed to the oldest receiver
- *   last receiver   waiters &= ~RWAIT          receivers' lock
- *     leaves
- *   send queues     waiters |= SWAIT           senders' lock, SWAIT clear,
- *                                              c clear; then re-checked
- *   send validates  tail (t, 0) -> (t+1, 0), SWAIT clear  senders' lock:
- *                                              room came after all
- *   kick sender     tail (t, 0) -> (t+1, 0)    CAS, senders' lock: the
- *                                              oldest sender's item goes in
- *                                              (given-back items before it,
- *                                              from (t, c) too); with c set
- *                                              it leaves them to close
- *   last sender     waiters &= ~SWAIT          senders' lock
- *     leaves
- *   give back       tail (t, c) -> (t+1, c)    CAS, SWAIT clear (a try that
- *                                              ignores CLOSED), or else
- *                   waiters |= SWAIT           senders' lock, the item
- *                                              listed: full or senders queued
- *   close           tail (t, 0) -> (t, CLOSED) or; then every waiter is
- *                                              granted
- *
- * Overtaking: a try reads its own side's flag before each reservation
- * attempt, so it never passes a waiter queued before it started (that
- * waiter's flag was set before, and coherence shows it). A try that read
- * the flag clear just before a waiter set it may still win one position;
- * that is why the positions are moved by compare-and-swap also under the
- * bucket locks ("owned" moves retry, and decide full or empty only from a
- * fresh read of the other position). Only a try that started before the
- * waiter queued can win so, which the FIFO promise allows.
- *
- * No lost wake-up (rule 3): a waiter sets its flag and then reads the
- * other side's position; an operation advances its position and then
- * reads the other side's flag (all four sequentially consistent), before
- * it writes the item (frees the slot): after that hand-over it touches the
- * channel only to kick waiters (rule 9).
- * Either the waiter sees the new item (room) and takes it itself instead
- * of queueing, or the operation sees the flag and kicks the queue (settle).
- * A flag already set means older waiters are queued: a newcomer queues
- * behind them without looking, since the first of them looked, and every
- * operation since has seen the flag. An owned move that finds the ring
- * full (empty) read the other position after the flag was set, so the
- * operation that later makes room (brings an item) sees the flag too.
- *
- * Hand-off: a kick, under the waiters' bucket lock, moves an item from the
- * ring to the oldest receiver (w->want points at its slot; w->grant is 0)
- * or the oldest sender's item (w->want) into the ring; then it checks the
- * other side in turn, since it moved a position too. Close grants every
- * queued sender EPIPE, and every queued receiver a buffered item while
- * there is one, then EPIPE.
- * A granted waiter owns the outcome from the moment it is dequeued; one
- * that times out or is cancelled first leaves with nothing taken.
- *
- * Given-back items: a receive task granted an item but released unseen
- * gives the item back (rule 5). It goes into the ring if there is room;
- * otherwise onto a list under the senders' lock, counted as a queued
- * sender (SWAIT), whose items kicks move into the ring before any queued
- * sender's. The list node is allocated outside the lock; without memory
- * the give-back waits for some rather than lose the item. */
+ * Transitions (h, t: positions; c: CLOSED):
+ *   try send         tail (t, 0) -> (t+1, 0)  CAS, SWAIT read clear, cell free
+ *   try recv         head h -> h+1            CAS, RWAIT read clear, cell full
+ *   recv queues      waiters |= RWAIT         owned; then the ring re-checked
+ *   recv validates,  head h -> h+1            CAS, owned: an item came after
+ *   kick receiver                             all / goes to the oldest one
+ *   last recv leaves waiters &= ~RWAIT        owned
+ *   send queues      waiters |= SWAIT         owned, c clear; then re-checked
+ *   send validates,  tail (t, 0) -> (t+1, 0)  CAS, owned: room came after all
+ *   kick sender                               / the oldest one's item goes in
+ *                                             (given-back items first, from
+ *                                             (t, c) too)
+ *   last send leaves waiters &= ~SWAIT        owned, no item listed
+ *   give back        tail (t, c) -> (t+1, c)  CAS, SWAIT clear; or else
+ *                    waiters |= SWAIT         owned, the item listed
+ *   close            tail (t, 0) -> (t, CLOSED)  or; every waiter granted */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -185,8 +121,8 @@ static unsigned waiters_hint(park_chan_t *ch)
 }
 
 /* Read after a reservation and before its hand-over. seq_cst: see "No lost
- * wake-up"; pairs with the or in recv_validate (send_validate, give_finish)
- * and the position read after it. */
+ * wake-up" in docs/design/chan.md; pairs with the or in recv_validate
+ * (send_validate, give_finish) and the position read after it. */
 static bool waiting(park_chan_t *ch, unsigned flag)
 {
     return atomic_load_explicit(&ch->waiters, memory_order_seq_cst) & flag;
