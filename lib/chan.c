@@ -1,7 +1,8 @@
 /* lib/chan.c: park_chan, a bounded MPMC channel: a lock-free ring whose
  * full and empty sides queue in lib/wait. Design notes (overtaking, no lost
  * wake-up, hand-off, given-back items, and why the channel keeps its own
- * ring rather than sharing the pool's): docs/design/chan.md.
+ * ring rather than sharing the pool's): docs/design/chan.md. Asynchronous
+ * send and receive: lib/chan_async.c; what both share: lib/chan_impl.h.
  *
  * The ring (Vyukov's bounded MPMC queue): position p lives in cell p % cap,
  * whose seq is FREE(p) = 2p (free for the send at p) or FULL(p) = 2p + 1
@@ -10,7 +11,7 @@
  * reserves p by advancing head, reads, stores FREE(p + cap). So head <=
  * tail <= head + cap, and a reserved cell not ready yet is waited for.
  *
- * State words (rule 1):
+ * State words (rule 1), in lib/chan_impl.h:
  *   tail     pos << 1 | CLOSED   written by sends (and close)
  *   head     pos                 written by receives
  *   waiters  RWAIT | SWAIT       a line of its own, written only when waiters
@@ -40,63 +41,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include <park/chan.h>
-
-#include "async.h"
+#include "chan_impl.h"
 #include "wait/spin.h"
-#include "wait/wait.h"
-
-#define CLOSED 1u /* tail: closed */
-#define ONE 2u    /* tail: one position */
-#define POS(tail) ((tail) >> 1)
-
-#define RWAIT 1u /* waiters: receivers queued */
-#define SWAIT 2u /* waiters: senders queued, or given-back items listed */
 
 #define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
 #define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
-
-typedef struct cell {
-    _Atomic uint64_t seq;
-    void *item;
-} cell_t;
-
-typedef struct given {
-    struct given *next;
-    void *item;
-} given_t;
-
-struct park_chan {
-    _Alignas(64) _Atomic uint64_t tail;
-    _Alignas(64) _Atomic uint64_t head;
-    _Alignas(64) _Atomic unsigned waiters;
-    _Alignas(64) uint64_t cap;
-    given_t *given, *given_last; /* the senders' bucket lock guards them */
-    _Alignas(64) cell_t cells[];
-};
-
-/* What a waiter or an acquisition carries (the waiter's ctx). */
-struct op {
-    park_chan_t *ch;
-    void *item;  /* send: the item; recv: where a granted item lands */
-    int verdict; /* set by validate when it did not enqueue */
-    bool kick;   /* with V_DONE: the other side has waiters to kick */
-};
-
-_Static_assert(sizeof(struct op) <= PARK__ACQ_CTX_SIZE, "an op fits an acquisition");
-
-enum { V_NONE, V_DONE, V_CLOSED };
-enum { RING_DONE, RING_NONE, RING_CLOSED, RING_BLOCKED };
-
-static const void *rkey(park_chan_t *ch)
-{
-    return ch;
-}
-
-static const void *skey(park_chan_t *ch)
-{
-    return (const char *)ch + 1;
-}
 
 static cell_t *cell_of(park_chan_t *ch, uint64_t pos)
 {
@@ -118,14 +67,6 @@ static park__spin_t cell_spin(void)
 static unsigned waiters_hint(park_chan_t *ch)
 {
     return atomic_load_explicit(&ch->waiters, memory_order_relaxed);
-}
-
-/* Read after a reservation and before its hand-over. seq_cst: see "No lost
- * wake-up" in docs/design/chan.md; pairs with the or in recv_validate
- * (send_validate, give_finish) and the position read after it. */
-static bool waiting(park_chan_t *ch, unsigned flag)
-{
-    return atomic_load_explicit(&ch->waiters, memory_order_seq_cst) & flag;
 }
 
 /* ---- the ring ------------------------------------------------------------- */
@@ -153,15 +94,12 @@ static void *take(park_chan_t *ch, uint64_t pos)
          atomic_load_explicit(&c->seq, memory_order_acquire) != FULL(pos);)
         park__spin_forever(&spin);
     void *item = c->item;
-    /* release: pairs with the acquire loads in put and ring_push. */
+    /* release: pairs with the acquire loads in put and park__chan_ring_push. */
     atomic_store_explicit(&c->seq, FREE(pos + ch->cap), memory_order_release);
     return item;
 }
 
-/* Appends item without a lock unless senders are queued (or tail carries
- * CLOSED, outside `allow`): RING_DONE (*kick: receivers are queued),
- * RING_NONE (full), RING_CLOSED or RING_BLOCKED. */
-static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
+int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
 {
     park__spin_t spin = cell_spin();
     /* relaxed: a guess, checked by the CAS. */
@@ -220,7 +158,8 @@ static int ring_pop(park_chan_t *ch, void **item, bool *kick)
              * is read; pairs with send_validate. */
             if (atomic_compare_exchange_weak_explicit(&ch->head, &h, h + 1, memory_order_seq_cst,
                                                       memory_order_relaxed)) {
-                /* Read before the slot is handed over, as in ring_push. */
+                /* Read before the slot is handed over, as in
+                 * park__chan_ring_push. */
                 *kick = waiting(ch, SWAIT);
                 *item = take(ch, h);
                 return RING_DONE;
@@ -259,7 +198,7 @@ static bool reserve_owned(park_chan_t *ch, uint64_t allow, uint64_t *pos)
         if ((int64_t)(POS(t) - h) >= (int64_t)ch->cap)
             return false;
         /* kick sender, send validates, give back: (t, c) -> (t+1, c).
-         * seq_cst: as in ring_push. */
+         * seq_cst: as in park__chan_ring_push. */
         if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + ONE, memory_order_seq_cst,
                                                   memory_order_relaxed)) {
             *pos = POS(t);
@@ -276,7 +215,8 @@ static bool claim_owned(park_chan_t *ch, uint64_t *pos)
      * empty. */
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
     for (;;) {
-        /* seq_cst: after RWAIT was set; pairs with the CAS in ring_push. */
+        /* seq_cst: after RWAIT was set; pairs with the CAS in
+         * park__chan_ring_push. */
         uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
         if (POS(t) <= h)
             return false;
@@ -322,34 +262,24 @@ struct kick {
     given_t *freed; /* list nodes to free after the lock */
 };
 
-/* Senders' lock held, SWAIT set: moves given-back items into the ring. */
-static void drain_given(struct kick *k)
+size_t park__chan_drain_given(park_chan_t *ch, given_t **freed)
 {
-    park_chan_t *ch = k->ch;
-    k->drained = true;
+    size_t moved = 0;
     while (ch->given && push_owned(ch, ch->given->item, CLOSED)) {
         given_t *g = ch->given;
         ch->given = g->next;
-        g->next = k->freed;
-        k->freed = g;
-        k->moved++;
+        g->next = *freed;
+        *freed = g;
+        moved++;
     }
+    return moved;
 }
 
-/* The last waiter of a side left: clear its flag. Each flag changes only
- * under its own side's lock, so an atomic and keeps the other intact. */
-static void clear_rwait(park_chan_t *ch)
+/* A kick of the senders moves the given-back items first, once. */
+static void drain_given(struct kick *k)
 {
-    /* last receiver leaves: waiters &= ~RWAIT. relaxed: the bucket lock
-     * orders it against the next waiter; a try that sees it clear orders
-     * itself by its CAS on head and the cells. */
-    atomic_fetch_and_explicit(&ch->waiters, ~RWAIT, memory_order_relaxed);
-}
-
-static void clear_swait(park_chan_t *ch)
-{
-    /* last sender leaves: waiters &= ~SWAIT. relaxed: as above. */
-    atomic_fetch_and_explicit(&ch->waiters, ~SWAIT, memory_order_relaxed);
+    k->drained = true;
+    k->moved += park__chan_drain_given(k->ch, &k->freed);
 }
 
 static unsigned kick_receiver(void *ctx, park__waiter_t *w)
@@ -370,7 +300,7 @@ static unsigned kick_receiver(void *ctx, park__waiter_t *w)
 }
 
 /* Touches the channel only if receivers were queued: a kick may come
- * after the channel is gone (see settle). */
+ * after the channel is gone (see park__chan_settle). */
 static void kick_receivers_done(void *ctx, bool more)
 {
     struct kick *k = ctx;
@@ -409,7 +339,7 @@ static void kick_senders_done(void *ctx, bool more)
         k->other = waiting(k->ch, RWAIT);
 }
 
-static void free_given(given_t *g)
+void park__chan_free_given(given_t *g)
 {
     while (g) {
         given_t *next = g->next;
@@ -434,19 +364,17 @@ static size_t kick_senders(park_chan_t *ch, bool closing, bool *receivers)
 {
     struct kick k = {.ch = ch, .closing = closing};
     park__unpark(skey(ch), kick_sender, kick_senders_done, &k);
-    free_given(k.freed);
+    park__chan_free_given(k.freed);
     *receivers = k.other;
     return k.moved;
 }
 
-/* After a position moved, with the other side's flag read after the move
- * and before the hand-over: kicks the receivers (an item came for them)
- * and the senders (room came for them). Kicking one side moves positions
- * of the other, so this runs until nothing more moves. It reads the
- * channel only inside kicks that find waiters, so a send or receive whose
- * item or slot was taken over (and the channel destroyed) touches nothing
- * of it (rule 9). */
-static void settle(park_chan_t *ch, bool receivers, bool senders)
+/* Kicks the receivers (an item came for them) and the senders (room came
+ * for them). Kicking one side moves positions of the other, so this runs
+ * until nothing more moves. It reads the channel only inside kicks that
+ * find waiters, so a send or receive whose item or slot was taken over
+ * (and the channel destroyed) touches nothing of it (rule 9). */
+void park__chan_settle(park_chan_t *ch, bool receivers, bool senders)
 {
     while (receivers || senders) {
         bool more = false;
@@ -475,7 +403,7 @@ static bool recv_validate(void *ctx)
     if (atomic_load_explicit(&ch->waiters, memory_order_relaxed) & RWAIT)
         return true; /* older receivers are queued: get in line */
     /* recv queues: waiters |= RWAIT. seq_cst: pairs with the CAS in
-     * ring_push and the RWAIT read after it (waiting). */
+     * park__chan_ring_push and the RWAIT read after it (waiting). */
     atomic_fetch_or_explicit(&ch->waiters, RWAIT, memory_order_seq_cst);
     uint64_t pos;
     if (claim_owned(ch, &pos)) {
@@ -548,8 +476,14 @@ static void send_removed(void *ctx, bool more)
         clear_swait(op->ch);
 }
 
-static const park__wait_ops_t recv_wait_ops = {recv_validate, recv_removed, NULL};
-static const park__wait_ops_t send_wait_ops = {send_validate, send_removed, NULL};
+const park__wait_ops_t park__chan_recv_wait_ops = {
+    .validate = recv_validate,
+    .removed = recv_removed,
+};
+const park__wait_ops_t park__chan_send_wait_ops = {
+    .validate = send_validate,
+    .removed = send_removed,
+};
 
 /* ---- operations --------------------------------------------------------------- */
 
@@ -580,7 +514,7 @@ int park_chan_destroy(park_chan_t *ch)
 {
     if (park__wait_has_waiters(rkey(ch)) || park__wait_has_waiters(skey(ch)))
         return EBUSY;
-    free_given(ch->given);
+    park__chan_free_given(ch->given);
     free(ch);
     return 0;
 }
@@ -589,9 +523,9 @@ int park_chan_destroy(park_chan_t *ch)
 static int send_try(park_chan_t *ch, void *item)
 {
     bool kick;
-    switch (ring_push(ch, item, 0, &kick)) {
+    switch (park__chan_ring_push(ch, item, 0, &kick)) {
     case RING_DONE:
-        settle(ch, kick, false);
+        park__chan_settle(ch, kick, false);
         return 0;
     case RING_CLOSED:
         return EPIPE;
@@ -606,7 +540,7 @@ static int recv_try(park_chan_t *ch, void **item)
         bool kick;
         int r = ring_pop(ch, item, &kick);
         if (r == RING_DONE) {
-            settle(ch, false, kick);
+            park__chan_settle(ch, false, kick);
             return 0;
         }
         if (r == RING_BLOCKED)
@@ -615,7 +549,7 @@ static int recv_try(park_chan_t *ch, void **item)
          * given back are listed: pull them in rather than fail. The flag
          * is a hint; the kick decides under the lock. */
         if ((waiters_hint(ch) & SWAIT) && kick_senders(ch, false, &kick) > 0) {
-            settle(ch, kick, false);
+            park__chan_settle(ch, kick, false);
             continue;
         }
         return r == RING_CLOSED ? EPIPE : EAGAIN;
@@ -657,7 +591,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
         struct op op = {.ch = ch, .item = item};
         park__waiter_t w;
         park__waiter_init(&w, (uintptr_t)item);
-        switch (park__wait(skey(ch), &w, 0, &send_wait_ops, &op, deadline)) {
+        switch (park__wait(skey(ch), &w, 0, &park__chan_send_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
             return (int)w.grant; /* 0: a kick put the item in; or EPIPE */
         case PARK__WAIT_TIMEDOUT:
@@ -666,7 +600,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             break;
         }
         if (op.verdict == V_DONE) {
-            settle(ch, op.kick, false);
+            park__chan_settle(ch, op.kick, false);
             return 0;
         }
         if (op.verdict == V_CLOSED)
@@ -695,7 +629,7 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
         struct op op = {.ch = ch};
         park__waiter_t w;
         park__waiter_init(&w, (uintptr_t)&op.item);
-        switch (park__wait(rkey(ch), &w, 0, &recv_wait_ops, &op, deadline)) {
+        switch (park__wait(rkey(ch), &w, 0, &park__chan_recv_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant != 0)
                 return (int)w.grant; /* EPIPE */
@@ -708,7 +642,7 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
         }
         if (op.verdict == V_DONE) {
             *item = op.item;
-            settle(ch, false, op.kick);
+            park__chan_settle(ch, false, op.kick);
             return 0;
         }
         if (op.verdict == V_CLOSED)
@@ -729,177 +663,5 @@ void park_chan_close(park_chan_t *ch)
     bool receivers, senders;
     kick_senders(ch, true, &receivers);
     kick_receivers(ch, true, &senders);
-    settle(ch, receivers, senders);
-}
-
-/* ---- given-back items ---------------------------------------------------------- */
-
-struct give {
-    park_chan_t *ch;
-    given_t *node;
-    bool listed; /* the node went onto the list */
-    bool kick;   /* receivers are queued */
-    given_t *freed;
-};
-
-static unsigned give_select(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w;
-    return PARK__SELECT_STOP; /* queued senders come after the item */
-}
-
-/* Senders' lock held. */
-static void give_finish(void *ctx, bool more)
-{
-    struct give *g = ctx;
-    park_chan_t *ch = g->ch;
-    /* ring_push reads SWAIT, which changes only under this lock. */
-    if (ring_push(ch, g->node->item, CLOSED, &g->kick) == RING_DONE)
-        return;
-    g->node->next = NULL;
-    if (ch->given)
-        ch->given_last->next = g->node;
-    else
-        ch->given = g->node;
-    ch->given_last = g->node;
-    g->listed = true;
-    /* give back: waiters |= SWAIT, the list counts as a queued sender.
-     * seq_cst: pairs with the CAS in ring_pop, as in send_validate. */
-    atomic_fetch_or_explicit(&ch->waiters, SWAIT, memory_order_seq_cst);
-    struct kick k = {.ch = ch};
-    drain_given(&k);
-    g->freed = k.freed;
-    if (!more && !ch->given)
-        clear_swait(ch);
-    g->kick = k.moved && waiting(ch, RWAIT);
-}
-
-/* Puts an item taken out of ch back in at the end, beyond the capacity if
- * the ring is full. Never blocks (but for memory: see below). */
-static void give_back_item(park_chan_t *ch, void *item)
-{
-    bool kick;
-    if (ring_push(ch, item, CLOSED, &kick) == RING_DONE) {
-        settle(ch, kick, false);
-        return;
-    }
-    /* Allocated before the lock; without memory the item would be lost, so
-     * wait for some, yielding (there is nothing to sleep on). */
-    given_t *node;
-    for (park__spin_t spin = park__spin_init(0, 0); !(node = malloc(sizeof *node));)
-        park__spin_forever(&spin);
-    node->item = item;
-    struct give g = {.ch = ch, .node = node};
-    park__unpark(skey(ch), give_select, give_finish, &g);
-    if (!g.listed)
-        free(node);
-    free_given(g.freed);
-    settle(ch, g.kick, false);
-}
-
-/* ---- asynchronous send and receive (lib/async.h) ------------------------------ */
-
-static int acq_outcome(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    return (int)w->grant; /* 0, or EPIPE from close */
-}
-
-static void *recv_granted(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    return ((struct op *)ctx)->item;
-}
-
-static void recv_give_back(void *ctx, park__waiter_t *w)
-{
-    struct op *op = ctx;
-    (void)w;
-    give_back_item(op->ch, op->item);
-}
-
-static void send_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w; /* the item went in: nothing is held */
-}
-
-static const park__acq_ops_t recv_acq_ops = {
-    .wait = &recv_wait_ops,
-    .granted = recv_granted,
-    .outcome = acq_outcome,
-    .give_back = recv_give_back,
-};
-
-static const park__acq_ops_t send_acq_ops = {
-    .wait = &send_wait_ops,
-    .outcome = acq_outcome,
-    .give_back = send_give_back,
-};
-
-/* Completes an acquisition that was never left queued as a grant would,
- * so that a receive task completed with an item gives it back if it is
- * dropped unseen, like one granted later. */
-static park_task_t *grant_now(park_task_t *t, int err)
-{
-    return park__acq_grant_now(t, (uintptr_t)err);
-}
-
-park_task_t *park_chan_recv_async(park_chan_t *ch, park_pool_t *pool)
-{
-    /* The task first: once an item is taken it must have somewhere to go. */
-    park_task_t *t = park__acq_new(pool, &recv_acq_ops, rkey(ch), 0);
-    if (!t)
-        return NULL;
-    struct op *op = park__acq_ctx(t);
-    op->ch = ch;
-    park__acq_waiter(t)->want = (uintptr_t)&op->item;
-    for (;;) {
-        int err = recv_try(ch, &op->item);
-        if (err != EAGAIN)
-            return grant_now(t, err);
-        op->verdict = V_NONE;
-        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
-            return t;
-        if (op->verdict == V_DONE) {
-            settle(ch, false, op->kick);
-            return grant_now(t, 0);
-        }
-        if (op->verdict == V_CLOSED)
-            return grant_now(t, EPIPE);
-    }
-}
-
-park_task_t *park_chan_send_async(park_chan_t *ch, park_pool_t *pool, void *item)
-{
-    park_task_t *t = NULL;
-    for (;;) {
-        int err = send_try(ch, item);
-        if (err == EAGAIN) {
-            if (!t) {
-                t = park__acq_new(pool, &send_acq_ops, skey(ch), (uintptr_t)item);
-                if (!t)
-                    return NULL;
-                struct op *op = park__acq_ctx(t);
-                op->ch = ch;
-                op->item = item;
-            }
-            struct op *op = park__acq_ctx(t);
-            op->verdict = V_NONE;
-            if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
-                return t;
-            if (op->verdict == V_NONE)
-                continue;
-            err = op->verdict == V_DONE ? 0 : EPIPE;
-            if (err == 0)
-                settle(ch, op->kick, false);
-        }
-        if (err == 0) {
-            if (t)
-                park__acq_discard(t);
-            return park__task_ready();
-        }
-        return t ? grant_now(t, err) : park__task_completed(err, NULL);
-    }
+    park__chan_settle(ch, receivers, senders);
 }
