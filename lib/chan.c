@@ -1,182 +1,63 @@
-/* lib/chan.c: park_chan, a bounded MPMC channel.
+/* lib/chan.c: park_chan, a bounded MPMC channel: a lock-free ring whose
+ * full and empty sides queue in lib/wait. Design notes (overtaking, no lost
+ * wake-up, hand-off, given-back items, and why the channel keeps its own
+ * ring rather than sharing the pool's): docs/design/chan.md. Asynchronous
+ * send and receive: lib/chan_async.c; what both share: lib/chan_impl.h.
  *
- * The ring: Vyukov's bounded MPMC queue. `cap` cells, each a sequence
- * number and an item; position p lives in cell p % cap. Cell of p:
- *   seq == FREE(p) = 2p        free for the send at p
- *   seq == FULL(p) = 2p + 1    holds the item of p
- * (doubled, so that "full at p" and "free for p + cap" differ also when
- * cap is 1). A send reserves position p by advancing `tail` (a
- * compare-and-swap), writes the item and stores FULL(p); a receive
- * reserves p by advancing `head`, reads the item and stores FREE(p + cap).
- * So head <= tail <= head + cap, tail - head items are buffered or being
- * written, and a reservation whose cell is not ready yet belongs to a
- * thread that is between its two steps (never blocked: such a cell is
- * waited for by spinning).
+ * The ring (Vyukov's bounded MPMC queue): position p lives in cell p % cap,
+ * whose seq is FREE(p) = 2p (free for the send at p) or FULL(p) = 2p + 1
+ * (holds p's item), doubled so that the two differ also when cap is 1. A
+ * send reserves p by advancing tail, writes, stores FULL(p); a receive
+ * reserves p by advancing head, reads, stores FREE(p + cap). So head <=
+ * tail <= head + cap, and a reserved cell not ready yet is waited for.
  *
- * The state words (rule 1): the two positions, each written by its own
- * side on every operation, and the waiter flags, apart on a cache line of
- * their own, written only when waiters come and go, so that streaming
- * operations read them without taking the line from anyone:
+ * State words (rule 1), in lib/chan_impl.h:
+ *   tail     pos << 1 | CLOSED   written by sends (and close)
+ *   head     pos                 written by receives
+ *   waiters  RWAIT | SWAIT       a line of its own, written only when waiters
+ *                                come and go. RWAIT: receivers queued (key
+ *                                ch); SWAIT: senders queued (key ch + 1), or
+ *                                given-back items listed
+ * Each flag changes only under its key's bucket lock ("owned", below), by
+ * an atomic or/and. CLOSED is set once; a send reserves only while it is
+ * clear, given-back items excepted.
  *
- *   tail      pos << 1 | CLOSED      written by sends (and close)
- *   head      pos                    written by receives
- *   waiters   SWAIT | RWAIT          RWAIT: receivers queued (key ch)
- *                                    SWAIT: senders queued (key ch + 1),
- *                                    or given-back items waiting (below)
- *
- * Invariants: RWAIT is set iff receivers are queued, SWAIT iff senders are
- * queued or the given-back list is not empty (but inside the bucket lock
- * hold of a validate or give-back that sets it, then looks at the ring);
- * each is changed only under its key's bucket lock, by an atomic or/and
- * that leaves the other bit alone.
- * CLOSED is set once and never cleared; a send reserves only while it is
- * clear (it is in the word the send's compare-and-swap checks), given-back
- * items excepted.
- *
- * Transitions (h, t: positions; c: CLOSED; "try" = the lock-free path):
- *   try send        tail (t, 0) -> (t+1, 0)    CAS, SWAIT read clear first,
- *                                              cell free
- *   try recv        head h -> h+1              CAS, RWAIT read clear first,
- *                                              cell full
- *   recv queues     waiters |= RWAIT           receivers' lock, RWAIT clear;
- *                                              then the ring is re-checked
- *   recv validates  head h -> h+1, RWAIT clear receivers' lock: an item
- *                                              came after all
- *   kick receiver   head h -> h+1              CAS, receivers' lock: item
- *                                              handed to the oldest receiver
- *   last receiver   waiters &= ~RWAIT          receivers' lock
- *     leaves
- *   send queues     waiters |= SWAIT           senders' lock, SWAIT clear,
- *                                              c clear; then re-checked
- *   send validates  tail (t, 0) -> (t+1, 0), SWAIT clear  senders' lock:
- *                                              room came after all
- *   kick sender     tail (t, 0) -> (t+1, 0)    CAS, senders' lock: the
- *                                              oldest sender's item goes in
- *                                              (given-back items before it,
- *                                              from (t, c) too); with c set
- *                                              it leaves them to close
- *   last sender     waiters &= ~SWAIT          senders' lock
- *     leaves
- *   give back       tail (t, c) -> (t+1, c)    CAS, SWAIT clear (a try that
- *                                              ignores CLOSED), or else
- *                   waiters |= SWAIT           senders' lock, the item
- *                                              listed: full or senders queued
- *   close           tail (t, 0) -> (t, CLOSED) or; then every waiter is
- *                                              granted
- *
- * Overtaking: a try reads its own side's flag before each reservation
- * attempt, so it never passes a waiter queued before it started (that
- * waiter's flag was set before, and coherence shows it). A try that read
- * the flag clear just before a waiter set it may still win one position;
- * that is why the positions are moved by compare-and-swap also under the
- * bucket locks ("owned" moves retry, and decide full or empty only from a
- * fresh read of the other position). Only a try that started before the
- * waiter queued can win so, which the FIFO promise allows.
- *
- * No lost wake-up (rule 3): a waiter sets its flag and then reads the
- * other side's position; an operation advances its position and then
- * reads the other side's flag (all four sequentially consistent), before
- * it writes the item (frees the slot): after that hand-over it touches the
- * channel only to kick waiters (rule 9).
- * Either the waiter sees the new item (room) and takes it itself instead
- * of queueing, or the operation sees the flag and kicks the queue (settle).
- * A flag already set means older waiters are queued: a newcomer queues
- * behind them without looking, since the first of them looked, and every
- * operation since has seen the flag. An owned move that finds the ring
- * full (empty) read the other position after the flag was set, so the
- * operation that later makes room (brings an item) sees the flag too.
- *
- * Hand-off: a kick, under the waiters' bucket lock, moves an item from the
- * ring to the oldest receiver (w->want points at its slot; w->grant is 0)
- * or the oldest sender's item (w->want) into the ring; then it checks the
- * other side in turn, since it moved a position too. Close grants every
- * queued sender EPIPE, and every queued receiver a buffered item while
- * there is one, then EPIPE.
- * A granted waiter owns the outcome from the moment it is dequeued; one
- * that times out or is cancelled first leaves with nothing taken.
- *
- * Given-back items: a receive task granted an item but released unseen
- * gives the item back (rule 5). It goes into the ring if there is room;
- * otherwise onto a list under the senders' lock, counted as a queued
- * sender (SWAIT), whose items kicks move into the ring before any queued
- * sender's. The list node is allocated outside the lock; without memory
- * the give-back waits for some rather than lose the item. */
+ * Transitions (h, t: positions; c: CLOSED):
+ *   try send         tail (t, 0) -> (t+1, 0)  CAS, SWAIT read clear, cell free
+ *   try recv         head h -> h+1            CAS, RWAIT read clear, cell full
+ *   recv queues      waiters |= RWAIT         owned; then the ring re-checked
+ *   recv validates,  head h -> h+1            CAS, owned: an item came after
+ *   kick receiver                             all / goes to the oldest one
+ *   last recv leaves waiters &= ~RWAIT        owned
+ *   send queues      waiters |= SWAIT         owned, c clear; then re-checked
+ *   send validates,  tail (t, 0) -> (t+1, 0)  CAS, owned: room came after all
+ *   kick sender                               / the oldest one's item goes in
+ *                                             (given-back items first, from
+ *                                             (t, c) too)
+ *   last send leaves waiters &= ~SWAIT        owned, no item listed
+ *   give back        tail (t, c) -> (t+1, c)  CAS, SWAIT clear; or else
+ *                    waiters |= SWAIT         owned, the item listed
+ *   close            tail (t, 0) -> (t, CLOSED)  or; every waiter granted */
 #include <errno.h>
 #include <stdlib.h>
 
-#include <park/chan.h>
-
-#include "async.h"
-#include "os/os.h"
-#include "wait/wait.h"
-
-#define CLOSED 1u /* tail: closed */
-#define ONE 2u    /* tail: one position */
-#define POS(tail) ((tail) >> 1)
-
-#define RWAIT 1u /* waiters: receivers queued */
-#define SWAIT 2u /* waiters: senders queued, or given-back items listed */
+#include "chan_impl.h"
+#include "wait/spin.h"
 
 #define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
 #define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
 
-#define SPIN 128     /* blocking calls: attempts with a pause before parking */
-#define SPIN_YIELD 4 /* then attempts with a yield */
-#define SPIN_CELL 64 /* pauses while a cell is mid-operation, then yields */
-
-typedef struct cell {
-    _Atomic uint64_t seq;
-    void *item;
-} cell_t;
-
-typedef struct given {
-    struct given *next;
-    void *item;
-} given_t;
-
-struct park_chan {
-    _Alignas(64) _Atomic uint64_t tail;
-    _Alignas(64) _Atomic uint64_t head;
-    _Alignas(64) _Atomic unsigned waiters;
-    _Alignas(64) uint64_t cap;
-    given_t *given, *given_last; /* the senders' bucket lock guards them */
-    _Alignas(64) cell_t cells[];
-};
-
-/* What a waiter or an acquisition carries (the waiter's ctx). */
-struct op {
-    park_chan_t *ch;
-    void *item;  /* send: the item; recv: where a granted item lands */
-    int verdict; /* set by validate when it did not enqueue */
-    bool kick;   /* with V_DONE: the other side has waiters to kick */
-};
-
-_Static_assert(sizeof(struct op) <= PARK__ACQ_CTX_SIZE, "an op fits an acquisition");
-
-enum { V_NONE, V_DONE, V_CLOSED };
-enum { RING_DONE, RING_NONE, RING_CLOSED, RING_BLOCKED };
-
-static const void *rkey(park_chan_t *ch)
-{
-    return ch;
-}
-
-static const void *skey(park_chan_t *ch)
-{
-    return (const char *)ch + 1;
-}
-
-static void relax(unsigned *spins)
-{
-    if (++*spins < SPIN_CELL)
-        park__os_pause();
-    else
-        park__os_yield();
-}
-
 static cell_t *cell_of(park_chan_t *ch, uint64_t pos)
 {
     return &ch->cells[pos % ch->cap];
+}
+
+/* For a cell mid-operation: its owner is between two steps of a few
+ * instructions, so 64 pauses see it done unless it was preempted; then
+ * yield to it for as long as it takes (there is nothing to sleep on). */
+static park__spin_t cell_spin(void)
+{
+    return park__spin_init(64, 0);
 }
 
 /* relaxed: a waiter queued before the caller started set its flag before
@@ -188,14 +69,6 @@ static unsigned waiters_hint(park_chan_t *ch)
     return atomic_load_explicit(&ch->waiters, memory_order_relaxed);
 }
 
-/* Read after a reservation and before its hand-over. seq_cst: see "No lost
- * wake-up"; pairs with the or in recv_validate (send_validate, give_finish)
- * and the position read after it. */
-static bool waiting(park_chan_t *ch, unsigned flag)
-{
-    return atomic_load_explicit(&ch->waiters, memory_order_seq_cst) & flag;
-}
-
 /* ---- the ring ------------------------------------------------------------- */
 
 /* Writes the item of reserved position pos, once its cell is free. */
@@ -204,8 +77,9 @@ static void put(park_chan_t *ch, uint64_t pos, void *item)
     cell_t *c = cell_of(ch, pos);
     /* acquire: pairs with the release store in take (the old item's reader
      * is done with the cell). */
-    for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != FREE(pos);)
-        relax(&spins);
+    for (park__spin_t spin = cell_spin();
+         atomic_load_explicit(&c->seq, memory_order_acquire) != FREE(pos);)
+        park__spin_forever(&spin);
     c->item = item;
     /* release: pairs with the acquire loads in take and ring_pop. */
     atomic_store_explicit(&c->seq, FULL(pos), memory_order_release);
@@ -216,20 +90,18 @@ static void *take(park_chan_t *ch, uint64_t pos)
 {
     cell_t *c = cell_of(ch, pos);
     /* acquire: pairs with the release store in put. */
-    for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != FULL(pos);)
-        relax(&spins);
+    for (park__spin_t spin = cell_spin();
+         atomic_load_explicit(&c->seq, memory_order_acquire) != FULL(pos);)
+        park__spin_forever(&spin);
     void *item = c->item;
-    /* release: pairs with the acquire loads in put and ring_push. */
+    /* release: pairs with the acquire loads in put and park__chan_ring_push. */
     atomic_store_explicit(&c->seq, FREE(pos + ch->cap), memory_order_release);
     return item;
 }
 
-/* Appends item without a lock unless senders are queued (or tail carries
- * CLOSED, outside `allow`): RING_DONE (*kick: receivers are queued),
- * RING_NONE (full), RING_CLOSED or RING_BLOCKED. */
-static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
+int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
 {
-    unsigned spins = 0;
+    park__spin_t spin = cell_spin();
     /* relaxed: a guess, checked by the CAS. */
     uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
     for (;;) {
@@ -261,7 +133,7 @@ static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
             uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
             if (h + ch->cap <= pos)
                 return RING_NONE;
-            relax(&spins);
+            park__spin_forever(&spin);
         }
         /* relaxed: as above. */
         t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
@@ -273,7 +145,7 @@ static int ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
  * (closed and empty) or RING_BLOCKED. */
 static int ring_pop(park_chan_t *ch, void **item, bool *kick)
 {
-    unsigned spins = 0;
+    park__spin_t spin = cell_spin();
     /* relaxed: a guess, checked by the CAS. */
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
     for (;;) {
@@ -286,7 +158,8 @@ static int ring_pop(park_chan_t *ch, void **item, bool *kick)
              * is read; pairs with send_validate. */
             if (atomic_compare_exchange_weak_explicit(&ch->head, &h, h + 1, memory_order_seq_cst,
                                                       memory_order_relaxed)) {
-                /* Read before the slot is handed over, as in ring_push. */
+                /* Read before the slot is handed over, as in
+                 * park__chan_ring_push. */
                 *kick = waiting(ch, SWAIT);
                 *item = take(ch, h);
                 return RING_DONE;
@@ -301,7 +174,7 @@ static int ring_pop(park_chan_t *ch, void **item, bool *kick)
             uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
             if (POS(t) <= h)
                 return t & CLOSED ? RING_CLOSED : RING_NONE;
-            relax(&spins);
+            park__spin_forever(&spin);
         }
         /* relaxed: as above. */
         h = atomic_load_explicit(&ch->head, memory_order_relaxed);
@@ -325,7 +198,7 @@ static bool reserve_owned(park_chan_t *ch, uint64_t allow, uint64_t *pos)
         if ((int64_t)(POS(t) - h) >= (int64_t)ch->cap)
             return false;
         /* kick sender, send validates, give back: (t, c) -> (t+1, c).
-         * seq_cst: as in ring_push. */
+         * seq_cst: as in park__chan_ring_push. */
         if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + ONE, memory_order_seq_cst,
                                                   memory_order_relaxed)) {
             *pos = POS(t);
@@ -342,7 +215,8 @@ static bool claim_owned(park_chan_t *ch, uint64_t *pos)
      * empty. */
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
     for (;;) {
-        /* seq_cst: after RWAIT was set; pairs with the CAS in ring_push. */
+        /* seq_cst: after RWAIT was set; pairs with the CAS in
+         * park__chan_ring_push. */
         uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
         if (POS(t) <= h)
             return false;
@@ -388,34 +262,24 @@ struct kick {
     given_t *freed; /* list nodes to free after the lock */
 };
 
-/* Senders' lock held, SWAIT set: moves given-back items into the ring. */
-static void drain_given(struct kick *k)
+size_t park__chan_drain_given(park_chan_t *ch, given_t **freed)
 {
-    park_chan_t *ch = k->ch;
-    k->drained = true;
+    size_t moved = 0;
     while (ch->given && push_owned(ch, ch->given->item, CLOSED)) {
         given_t *g = ch->given;
         ch->given = g->next;
-        g->next = k->freed;
-        k->freed = g;
-        k->moved++;
+        g->next = *freed;
+        *freed = g;
+        moved++;
     }
+    return moved;
 }
 
-/* The last waiter of a side left: clear its flag. Each flag changes only
- * under its own side's lock, so an atomic and keeps the other intact. */
-static void clear_rwait(park_chan_t *ch)
+/* A kick of the senders moves the given-back items first, once. */
+static void drain_given(struct kick *k)
 {
-    /* last receiver leaves: waiters &= ~RWAIT. relaxed: the bucket lock
-     * orders it against the next waiter; a try that sees it clear orders
-     * itself by its CAS on head and the cells. */
-    atomic_fetch_and_explicit(&ch->waiters, ~RWAIT, memory_order_relaxed);
-}
-
-static void clear_swait(park_chan_t *ch)
-{
-    /* last sender leaves: waiters &= ~SWAIT. relaxed: as above. */
-    atomic_fetch_and_explicit(&ch->waiters, ~SWAIT, memory_order_relaxed);
+    k->drained = true;
+    k->moved += park__chan_drain_given(k->ch, &k->freed);
 }
 
 static unsigned kick_receiver(void *ctx, park__waiter_t *w)
@@ -436,7 +300,7 @@ static unsigned kick_receiver(void *ctx, park__waiter_t *w)
 }
 
 /* Touches the channel only if receivers were queued: a kick may come
- * after the channel is gone (see settle). */
+ * after the channel is gone (see park__chan_settle). */
 static void kick_receivers_done(void *ctx, bool more)
 {
     struct kick *k = ctx;
@@ -475,7 +339,7 @@ static void kick_senders_done(void *ctx, bool more)
         k->other = waiting(k->ch, RWAIT);
 }
 
-static void free_given(given_t *g)
+void park__chan_free_given(given_t *g)
 {
     while (g) {
         given_t *next = g->next;
@@ -500,19 +364,17 @@ static size_t kick_senders(park_chan_t *ch, bool closing, bool *receivers)
 {
     struct kick k = {.ch = ch, .closing = closing};
     park__unpark(skey(ch), kick_sender, kick_senders_done, &k);
-    free_given(k.freed);
+    park__chan_free_given(k.freed);
     *receivers = k.other;
     return k.moved;
 }
 
-/* After a position moved, with the other side's flag read after the move
- * and before the hand-over: kicks the receivers (an item came for them)
- * and the senders (room came for them). Kicking one side moves positions
- * of the other, so this runs until nothing more moves. It reads the
- * channel only inside kicks that find waiters, so a send or receive whose
- * item or slot was taken over (and the channel destroyed) touches nothing
- * of it (rule 9). */
-static void settle(park_chan_t *ch, bool receivers, bool senders)
+/* Kicks the receivers (an item came for them) and the senders (room came
+ * for them). Kicking one side moves positions of the other, so this runs
+ * until nothing more moves. It reads the channel only inside kicks that
+ * find waiters, so a send or receive whose item or slot was taken over
+ * (and the channel destroyed) touches nothing of it (rule 9). */
+void park__chan_settle(park_chan_t *ch, bool receivers, bool senders)
 {
     while (receivers || senders) {
         bool more = false;
@@ -541,7 +403,7 @@ static bool recv_validate(void *ctx)
     if (atomic_load_explicit(&ch->waiters, memory_order_relaxed) & RWAIT)
         return true; /* older receivers are queued: get in line */
     /* recv queues: waiters |= RWAIT. seq_cst: pairs with the CAS in
-     * ring_push and the RWAIT read after it (waiting). */
+     * park__chan_ring_push and the RWAIT read after it (waiting). */
     atomic_fetch_or_explicit(&ch->waiters, RWAIT, memory_order_seq_cst);
     uint64_t pos;
     if (claim_owned(ch, &pos)) {
@@ -614,8 +476,14 @@ static void send_removed(void *ctx, bool more)
         clear_swait(op->ch);
 }
 
-static const park__wait_ops_t recv_wait_ops = {recv_validate, recv_removed, NULL};
-static const park__wait_ops_t send_wait_ops = {send_validate, send_removed, NULL};
+const park__wait_ops_t park__chan_recv_wait_ops = {
+    .validate = recv_validate,
+    .removed = recv_removed,
+};
+const park__wait_ops_t park__chan_send_wait_ops = {
+    .validate = send_validate,
+    .removed = send_removed,
+};
 
 /* ---- operations --------------------------------------------------------------- */
 
@@ -646,7 +514,7 @@ int park_chan_destroy(park_chan_t *ch)
 {
     if (park__wait_has_waiters(rkey(ch)) || park__wait_has_waiters(skey(ch)))
         return EBUSY;
-    free_given(ch->given);
+    park__chan_free_given(ch->given);
     free(ch);
     return 0;
 }
@@ -655,9 +523,9 @@ int park_chan_destroy(park_chan_t *ch)
 static int send_try(park_chan_t *ch, void *item)
 {
     bool kick;
-    switch (ring_push(ch, item, 0, &kick)) {
+    switch (park__chan_ring_push(ch, item, 0, &kick)) {
     case RING_DONE:
-        settle(ch, kick, false);
+        park__chan_settle(ch, kick, false);
         return 0;
     case RING_CLOSED:
         return EPIPE;
@@ -672,7 +540,7 @@ static int recv_try(park_chan_t *ch, void **item)
         bool kick;
         int r = ring_pop(ch, item, &kick);
         if (r == RING_DONE) {
-            settle(ch, false, kick);
+            park__chan_settle(ch, false, kick);
             return 0;
         }
         if (r == RING_BLOCKED)
@@ -681,21 +549,20 @@ static int recv_try(park_chan_t *ch, void **item)
          * given back are listed: pull them in rather than fail. The flag
          * is a hint; the kick decides under the lock. */
         if ((waiters_hint(ch) & SWAIT) && kick_senders(ch, false, &kick) > 0) {
-            settle(ch, kick, false);
+            park__chan_settle(ch, kick, false);
             continue;
         }
         return r == RING_CLOSED ? EPIPE : EAGAIN;
     }
 }
 
-/* Between the attempts of a blocking call: a pause, then a few yields (a
- * peer on this CPU may be the one to make progress). */
-static void spin_wait(int i)
+/* Between the attempts of a blocking call: 128 pauses, since the other
+ * side usually comes within a few operations, then 4 yields, since with
+ * more threads than CPUs the peer to make progress may be waiting for
+ * this CPU. */
+static park__spin_t op_spin(void)
 {
-    if (i < SPIN)
-        park__os_pause();
-    else
-        park__os_yield();
+    return park__spin_init(128, 4);
 }
 
 int park_chan_try_send(park_chan_t *ch, void *item)
@@ -711,20 +578,20 @@ int park_chan_try_recv(park_chan_t *ch, void **item)
 int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
 {
     for (;;) {
-        for (int i = 0; i < SPIN + SPIN_YIELD; i++) {
+        park__spin_t spin = op_spin();
+        do {
             int err = send_try(ch, item);
             if (err != EAGAIN)
                 return err;
             if (waiters_hint(ch) & SWAIT)
                 break; /* senders are queued: no use spinning behind them */
-            spin_wait(i);
-        }
+        } while (park__spin(&spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch, .item = item};
         park__waiter_t w;
         park__waiter_init(&w, (uintptr_t)item);
-        switch (park__wait(skey(ch), &w, 0, &send_wait_ops, &op, deadline)) {
+        switch (park__wait(skey(ch), &w, 0, &park__chan_send_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
             return (int)w.grant; /* 0: a kick put the item in; or EPIPE */
         case PARK__WAIT_TIMEDOUT:
@@ -733,7 +600,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             break;
         }
         if (op.verdict == V_DONE) {
-            settle(ch, op.kick, false);
+            park__chan_settle(ch, op.kick, false);
             return 0;
         }
         if (op.verdict == V_CLOSED)
@@ -749,20 +616,20 @@ int park_chan_send(park_chan_t *ch, void *item)
 int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
 {
     for (;;) {
-        for (int i = 0; i < SPIN + SPIN_YIELD; i++) {
+        park__spin_t spin = op_spin();
+        do {
             int err = recv_try(ch, item);
             if (err != EAGAIN)
                 return err;
             if (waiters_hint(ch) & RWAIT)
                 break; /* receivers are queued: no use spinning behind them */
-            spin_wait(i);
-        }
+        } while (park__spin(&spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch};
         park__waiter_t w;
         park__waiter_init(&w, (uintptr_t)&op.item);
-        switch (park__wait(rkey(ch), &w, 0, &recv_wait_ops, &op, deadline)) {
+        switch (park__wait(rkey(ch), &w, 0, &park__chan_recv_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant != 0)
                 return (int)w.grant; /* EPIPE */
@@ -775,7 +642,7 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
         }
         if (op.verdict == V_DONE) {
             *item = op.item;
-            settle(ch, false, op.kick);
+            park__chan_settle(ch, false, op.kick);
             return 0;
         }
         if (op.verdict == V_CLOSED)
@@ -796,177 +663,5 @@ void park_chan_close(park_chan_t *ch)
     bool receivers, senders;
     kick_senders(ch, true, &receivers);
     kick_receivers(ch, true, &senders);
-    settle(ch, receivers, senders);
-}
-
-/* ---- given-back items ---------------------------------------------------------- */
-
-struct give {
-    park_chan_t *ch;
-    given_t *node;
-    bool listed; /* the node went onto the list */
-    bool kick;   /* receivers are queued */
-    given_t *freed;
-};
-
-static unsigned give_select(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w;
-    return PARK__SELECT_STOP; /* queued senders come after the item */
-}
-
-/* Senders' lock held. */
-static void give_finish(void *ctx, bool more)
-{
-    struct give *g = ctx;
-    park_chan_t *ch = g->ch;
-    /* ring_push reads SWAIT, which changes only under this lock. */
-    if (ring_push(ch, g->node->item, CLOSED, &g->kick) == RING_DONE)
-        return;
-    g->node->next = NULL;
-    if (ch->given)
-        ch->given_last->next = g->node;
-    else
-        ch->given = g->node;
-    ch->given_last = g->node;
-    g->listed = true;
-    /* give back: waiters |= SWAIT, the list counts as a queued sender.
-     * seq_cst: pairs with the CAS in ring_pop, as in send_validate. */
-    atomic_fetch_or_explicit(&ch->waiters, SWAIT, memory_order_seq_cst);
-    struct kick k = {.ch = ch};
-    drain_given(&k);
-    g->freed = k.freed;
-    if (!more && !ch->given)
-        clear_swait(ch);
-    g->kick = k.moved && waiting(ch, RWAIT);
-}
-
-/* Puts an item taken out of ch back in at the end, beyond the capacity if
- * the ring is full. Never blocks (but for memory: see below). */
-static void give_back_item(park_chan_t *ch, void *item)
-{
-    bool kick;
-    if (ring_push(ch, item, CLOSED, &kick) == RING_DONE) {
-        settle(ch, kick, false);
-        return;
-    }
-    /* Allocated before the lock; without memory the item would be lost, so
-     * wait for some. */
-    given_t *node;
-    while (!(node = malloc(sizeof *node)))
-        park__os_yield();
-    node->item = item;
-    struct give g = {.ch = ch, .node = node};
-    park__unpark(skey(ch), give_select, give_finish, &g);
-    if (!g.listed)
-        free(node);
-    free_given(g.freed);
-    settle(ch, g.kick, false);
-}
-
-/* ---- asynchronous send and receive (lib/async.h) ------------------------------ */
-
-static int acq_outcome(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    return (int)w->grant; /* 0, or EPIPE from close */
-}
-
-static void *recv_granted(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    return ((struct op *)ctx)->item;
-}
-
-static void recv_give_back(void *ctx, park__waiter_t *w)
-{
-    struct op *op = ctx;
-    (void)w;
-    give_back_item(op->ch, op->item);
-}
-
-static void send_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w; /* the item went in: nothing is held */
-}
-
-static const park__acq_ops_t recv_acq_ops = {
-    .wait = &recv_wait_ops,
-    .granted = recv_granted,
-    .outcome = acq_outcome,
-    .give_back = recv_give_back,
-};
-
-static const park__acq_ops_t send_acq_ops = {
-    .wait = &send_wait_ops,
-    .outcome = acq_outcome,
-    .give_back = send_give_back,
-};
-
-/* Completes an acquisition that was never left queued as a grant would,
- * so that a receive task completed with an item gives it back if it is
- * dropped unseen, like one granted later. */
-static park_task_t *grant_now(park_task_t *t, int err)
-{
-    return park__acq_grant_now(t, (uintptr_t)err);
-}
-
-park_task_t *park_chan_recv_async(park_chan_t *ch, park_pool_t *pool)
-{
-    /* The task first: once an item is taken it must have somewhere to go. */
-    park_task_t *t = park__acq_new(pool, &recv_acq_ops, rkey(ch), 0);
-    if (!t)
-        return NULL;
-    struct op *op = park__acq_ctx(t);
-    op->ch = ch;
-    park__acq_waiter(t)->want = (uintptr_t)&op->item;
-    for (;;) {
-        int err = recv_try(ch, &op->item);
-        if (err != EAGAIN)
-            return grant_now(t, err);
-        op->verdict = V_NONE;
-        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
-            return t;
-        if (op->verdict == V_DONE) {
-            settle(ch, false, op->kick);
-            return grant_now(t, 0);
-        }
-        if (op->verdict == V_CLOSED)
-            return grant_now(t, EPIPE);
-    }
-}
-
-park_task_t *park_chan_send_async(park_chan_t *ch, park_pool_t *pool, void *item)
-{
-    park_task_t *t = NULL;
-    for (;;) {
-        int err = send_try(ch, item);
-        if (err == EAGAIN) {
-            if (!t) {
-                t = park__acq_new(pool, &send_acq_ops, skey(ch), (uintptr_t)item);
-                if (!t)
-                    return NULL;
-                struct op *op = park__acq_ctx(t);
-                op->ch = ch;
-                op->item = item;
-            }
-            struct op *op = park__acq_ctx(t);
-            op->verdict = V_NONE;
-            if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
-                return t;
-            if (op->verdict == V_NONE)
-                continue;
-            err = op->verdict == V_DONE ? 0 : EPIPE;
-            if (err == 0)
-                settle(ch, op->kick, false);
-        }
-        if (err == 0) {
-            if (t)
-                park__acq_discard(t);
-            return park__task_ready();
-        }
-        return t ? grant_now(t, err) : park__task_completed(err, NULL);
-    }
+    park__chan_settle(ch, receivers, senders);
 }

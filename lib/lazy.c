@@ -1,12 +1,14 @@
 /* lib/lazy.c: park_lazy and park_once, one state machine for both.
+ * Design notes (late waiters, re-entrancy, the asynchronous factory):
+ * docs/design/lazy.md.
  *
  * State word (park_lazy_t.state_, park_once_t.state_), bits named in
- * park/lazy.h; bits 3-31 are 0 (an asynchronous factory uses the same
- * states: see "the asynchronous factory" below):
+ * park/lazy.h; bits 3-31 are 0. An asynchronous factory uses the same
+ * states, its task taking the place of the initialiser.
  *
  *   READY    a run succeeded and its result is published; final
- *   RUNNING  an initialiser runs, on the thread that set RUNNING
- *   WAITERS  callers are queued in lib/wait under the object's address
+ *   RUNNING  an initialiser runs (or a factory's task is pending)
+ *   WAITERS  callers are queued in lib/wait under the word's address
  *
  *   state      meaning
  *   0          idle: never run, or the last run failed (zeroed memory and
@@ -28,31 +30,11 @@
  *
  * Only the runner moves the word out of R or R|W, and while W is set only
  * bucket-lock holders change it, so a run that ends with callers queued
- * decides and stores under the bucket lock: park__unpark grants every
- * queued caller the run's result (w->grant: 0 or the error), then stores
- * the new state, and only after the bucket is unlocked are they woken
- * (DESIGN.md rule 4). Every caller queued then belongs to this run:
- * validate queues a caller only while the word says R or R|W, under the
- * same lock.
- *
- * Late waiters of a failed run. A queued caller learns its run's outcome
- * from its own waiter node's grant, never by re-reading the state word.
- * So a new run, started as soon as a failure has rolled the word back to
- * 0 and possibly before the failed run's callers have even woken, cannot
- * be mistaken by them for the failed one: they return the error they were
- * granted. A caller that was not queued when the run ended (still
- * spinning, or not yet at validate) finds 0 and starts the next run
- * itself; it never joined the failed run.
- *
- * Re-entrancy. Each runner pushes a frame naming the object onto a
- * thread-local stack for the duration of its initialiser (initialisers of
- * other objects may nest). A caller that finds the object running looks
- * for it on its own thread's stack: found, the call is from inside that
- * initialiser and returns EDEADLK instead of waiting for itself.
- *
- * Destruction safety (rule 9): the runner's last access to the object is
- * the store that ends the run (the CAS, or the store under the bucket
- * lock); it hands its own caller the value from a local. */
+ * grants them its result and stores the new state under the bucket lock;
+ * they are woken after it is unlocked (rule 4). A queued caller learns the
+ * outcome from its own grant, never from the word, so a new run started
+ * right after a failure is never mistaken for the failed one. The runner's
+ * last access to the object is the store that ends the run (rule 9). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +42,7 @@
 #include <park/lazy.h>
 
 #include "async.h"
-#include "os/os.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define READY PARK__LAZY_READY
@@ -68,11 +50,11 @@
 #define WAITERS PARK__LAZY_WAITERS
 #define IDLE 0u
 
-#define SPIN 64 /* loads of a running object's word before queueing */
-
 /* ---- re-entrancy ------------------------------------------------------- */
 
-/* The runs this thread is inside, innermost first. */
+/* The runs this thread is inside, innermost first: a caller that finds its
+ * object running and on this stack is inside its initialiser, and gets
+ * EDEADLK instead of waiting for itself. */
 struct run_frame {
     const uint32_t *state;
     struct run_frame *outer;
@@ -134,14 +116,14 @@ static void end_run(uint32_t *state, int err)
      * start. Fails only when W is set. */
     if (__atomic_compare_exchange_n(state, &s, to, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
         return;
-    struct end_ctx e = {state, to, err};
+    struct end_ctx e = {.state = state, .to = to, .err = err};
     park__unpark(state, grant_result, store_end, &e);
 }
 
 /* Runs the initialiser on this thread; the caller made 0 -> R. */
 static int run(uint32_t *state, int (*call)(void *ctx), void *ctx)
 {
-    struct run_frame f = {state, runs_on_this_thread};
+    struct run_frame f = {.state = state, .outer = runs_on_this_thread};
     runs_on_this_thread = &f;
     int err = call(ctx);
     runs_on_this_thread = f.outer;
@@ -151,9 +133,15 @@ static int run(uint32_t *state, int (*call)(void *ctx), void *ctx)
 
 /* ---- waiting for a run ------------------------------------------------- */
 
+/* What a waiter carries, thread or task (the ctx of the callbacks). */
+struct queue_ctx {
+    uint32_t *state;
+    park_lazy_t *l; /* a task's: whose value its grant returns */
+};
+
 static bool queue_validate(void *ctx)
 {
-    uint32_t *state = ctx;
+    uint32_t *state = ((struct queue_ctx *)ctx)->state;
     uint32_t s = __atomic_load_n(state, __ATOMIC_RELAXED);
     while (s & RUNNING) {
         if (s & WAITERS)
@@ -170,12 +158,15 @@ static bool queue_validate(void *ctx)
 
 static void queue_removed(void *ctx, bool more)
 {
-    uint32_t *state = ctx;
+    uint32_t *state = ((struct queue_ctx *)ctx)->state;
     if (!more) /* R|W -> R; relaxed: only W changes, under the bucket lock */
         __atomic_fetch_and(state, ~WAITERS, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t queue_ops = {queue_validate, queue_removed, NULL};
+static const park__wait_ops_t queue_ops = {
+    .validate = queue_validate,
+    .removed = queue_removed,
+};
 
 /* The caller found a run in progress (s: R or R|W). Spins briefly while
  * nobody is queued, then queues behind the run. true: *result is the
@@ -187,11 +178,11 @@ static bool wait_for_run(uint32_t *state, uint32_t s, park_time_t deadline, int 
         *result = EDEADLK;
         return true;
     }
-    for (int i = 0; i < SPIN && s == RUNNING; i++) {
-        park__os_pause();
+    /* 64 pauses only catch a run about to end: an initialiser usually
+     * takes longer than a lock is held, so its callers soon queue. */
+    for (park__spin_t spin = park__spin_init(64, 0); s == RUNNING && park__spin(&spin);)
         /* relaxed: only a hint; the caller re-reads with acquire. */
         s = __atomic_load_n(state, __ATOMIC_RELAXED);
-    }
     if (!(s & RUNNING))
         return false;
     if (deadline != PARK_FOREVER && park_now() >= deadline) {
@@ -200,7 +191,8 @@ static bool wait_for_run(uint32_t *state, uint32_t s, park_time_t deadline, int 
     }
     park__waiter_t w;
     park__waiter_init(&w, 0);
-    switch (park__wait(state, &w, 0, &queue_ops, state, deadline)) {
+    struct queue_ctx c = {.state = state};
+    switch (park__wait(state, &w, 0, &queue_ops, &c, deadline)) {
     case PARK__WAIT_GRANTED:
         *result = (int)(intptr_t)w.grant;
         return true;
@@ -279,10 +271,8 @@ void park_lazy_init(park_lazy_t *l, park_lazy_fn fn, void *arg)
  *
  * park_lazy_init_async keeps the factory in fn_ (as another function type)
  * and its pool in reserved_ (non-NULL marks the lazy asynchronous). The
- * first caller of any kind makes 0 -> R and calls the factory, which
- * returns the task of the run; a continuation of that task on the pool
- * ends the run (end_run: publish or roll back, then grant every queued
- * caller, thread or task, the run's outcome). */
+ * caller that makes 0 -> R calls the factory; a continuation of the run's
+ * task ends the run (end_run). */
 
 static void factory_done(park_task_t *done, void *arg)
 {
@@ -321,19 +311,7 @@ void park_lazy_init_async(park_lazy_t *l, park_pool_t *pool, park_lazy_async_fn 
 
 /* ---- park_lazy_get_async ------------------------------------------------ */
 
-struct async_ctx {
-    park_lazy_t *l;
-};
-
-static bool async_validate(void *ctx)
-{
-    return queue_validate(&((struct async_ctx *)ctx)->l->state_);
-}
-
-static void async_removed(void *ctx, bool more)
-{
-    queue_removed(&((struct async_ctx *)ctx)->l->state_, more);
-}
+_Static_assert(sizeof(struct queue_ctx) <= PARK__ACQ_CTX_SIZE, "queue_ctx fits an acquisition");
 
 static int async_outcome(void *ctx, park__waiter_t *w)
 {
@@ -345,7 +323,7 @@ static void *async_granted(void *ctx, park__waiter_t *w)
 {
     (void)w;
     /* Ordered after the run's publication by the bucket lock. */
-    return ((struct async_ctx *)ctx)->l->value_;
+    return ((struct queue_ctx *)ctx)->l->value_;
 }
 
 static void async_give_back(void *ctx, park__waiter_t *w)
@@ -354,9 +332,8 @@ static void async_give_back(void *ctx, park__waiter_t *w)
     (void)w; /* a value is not a permit: nothing to hand back */
 }
 
-static const park__wait_ops_t async_wait_ops = {async_validate, async_removed, NULL};
 static const park__acq_ops_t async_ops = {
-    .wait = &async_wait_ops,
+    .wait = &queue_ops, /* ctx: the struct queue_ctx inside the task */
     .outcome = async_outcome,
     .granted = async_granted,
     .give_back = async_give_back,
@@ -375,7 +352,7 @@ park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
             if (!l->fn_)
                 return park__task_completed(EINVAL, NULL);
             t = NULL;
-            struct lazy_run r = {l, NULL, false};
+            struct lazy_run r = {.l = l};
             /* start: 0 -> R; acquire: as in obtain. */
             if (!__atomic_compare_exchange_n(&l->state_, &s, RUNNING, false, __ATOMIC_ACQUIRE,
                                              __ATOMIC_RELAXED))
@@ -398,7 +375,9 @@ park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
             t = park__acq_new(pool, &async_ops, &l->state_, 0);
             if (!t)
                 return NULL;
-            ((struct async_ctx *)park__acq_ctx(t))->l = l;
+            struct queue_ctx *c = park__acq_ctx(t);
+            c->state = &l->state_;
+            c->l = l;
         }
         if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
             return t;
@@ -407,10 +386,10 @@ park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
 
 park__lazy_result_t park__lazy_get_slow(park_lazy_t *l, park_time_t deadline)
 {
-    park__lazy_result_t res = {NULL, EINVAL};
+    park__lazy_result_t res = {.value = NULL, .err = EINVAL};
     if (!l->fn_)
         return res;
-    struct lazy_run r = {l, NULL, false};
+    struct lazy_run r = {.l = l};
     res.err = obtain(&l->state_, deadline, lazy_call, &r, l->reserved_ ? start_factory : NULL);
     /* Another caller's value is ordered by obtain's acquire of READY or
      * of our waiter's grant. */
@@ -455,6 +434,6 @@ int park__once_slow(park_once_t *o, park_once_fn fn, void *arg)
 {
     if (!fn)
         return EINVAL;
-    struct once_run r = {fn, arg};
+    struct once_run r = {.fn = fn, .arg = arg};
     return obtain(&o->state_, PARK_FOREVER, once_call, &r, NULL);
 }

@@ -1,75 +1,42 @@
 /* lib/mutex.c: park_mutex, a barging mutex with bounded unfairness.
+ * Design notes (the store unlock, fairness, credits): docs/design/mutex.md.
  *
  * State word (park_mutex_t.state_), bits named in park/mutex.h:
- *
- *   L  LOCKED       the mutex is held
+ *   L  LOCKED       held
  *   P  PARKED       waiters may be queued in lib/wait under the address
- *   S  SLOW_UNLOCK  the holder took the lock while P was set (or was handed
- *                   it): its unlock must take the slow path. Only with L.
- *   c  CREDITS      0-3 more unlocks that keep P after the queue emptied
- *                   (a recently contended mutex stays "contended" for a
- *                   few rounds). Only with P.
+ *   S  SLOW_UNLOCK  the holder took it while P was set, or was handed it:
+ *                   its unlock takes the slow path. Only with L.
+ *   c  CREDITS      0-3 more unlocks that keep P after the queue emptied.
+ *                   Only with P.
  *
  *   state      meaning
- *   0          free, nobody queued (or see "the store unlock" below)
+ *   0          free, nobody queued (but see the store unlock)
  *   L          held, taken uncontended: unlock may be a plain store
  *   L|P        held, waiters queued (set while held)
  *   L|P|S      held, taken from a contended state; L|S once P is cleared
- *   P|c        free, a woken waiter is on its way to retry (others may be
- *              queued), or contended a moment ago (c > 0, nobody queued)
+ *   P|c        free: a woken waiter is on its way (others may be queued),
+ *              or contended a moment ago (c > 0, nobody queued)
  *
- * Transitions (x is P or 0):
- *   lock, trylock        0 -> L, P -> L|P|S  CAS (fast path: 0 -> L)
- *   unlock               L -> 0              load + store (or CAS)
- *   park (validate)      L[|S] -> L|P[|S]    CAS, bucket locked
- *   unlock, slow         L|P[|S]|c -> P|3    store, bucket locked: wake the
- *                                            oldest waiter, which retries
- *                        L|P|S|c -> P|(c-1)  store, bucket locked: queue
- *                                            empty, credit left
- *                        L|P[|S] -> 0        store, bucket locked: queue
+ * Transitions (x: P or 0):
+ *   lock, trylock       0 -> L, P -> L|P|S   CAS (fast path: 0 -> L)
+ *   unlock              L -> 0               load + store (or CAS)
+ *   park (validate)     L[|S] -> L|P[|S]     CAS, bucket locked
+ *   unlock, slow        L|P[|S]|c -> P|3     store, bucket locked: the oldest
+ *                                            waiter is woken to retry
+ *                       L|P|S|c -> P|(c-1)   store, bucket locked: queue
+ *                                            empty, a credit left
+ *                       L|P[|S] -> 0         store, bucket locked: queue
  *                                            empty, no credit
- *                        L|P[|S] -> L|S[|P]  store, bucket locked: hand the
- *                                            lock to a waiter that has waited
- *                                            FAIR_NS (no barging possible)
- *   last waiter leaves   P|c -> 0, L..|P|c -> L..  fetch_and, bucket locked
+ *                       L|P[|S] -> L|S[|P]   store, bucket locked: handed to
+ *                                            a waiter older than FAIR_NS
+ *   last waiter leaves  P|c -> 0, L..|P|c -> L..   fetch_and, bucket locked
  *
- * While P or S is set only bucket-lock holders change the word (lockers need
- * L clear to CAS, and such unlocks are slow), so the slow unlock decides and
+ * While P or S is set only bucket-lock holders change the word (lockers
+ * need L clear, and such unlocks are slow), so the slow unlock decides and
  * stores under the bucket lock, and that store is its last access to the
- * mutex: the woken waiter and everything else it still touches live in
- * lib/wait (rule 9). P stays set while anyone was granted, even the last
- * waiter, and for up to 3 further unlocks (the credits): a contended mutex
- * keeps unlocking through the queue until it has been quiet for a while.
- * park_mutex_destroy accepts that leftover (free, nobody queued).
- *
- * The store unlock. Where membarrier(2) works, the uncontended unlock is
- * "load L; store 0" instead of a CAS. A waiter may set P between that load
- * and that store, and the store then erases P: that waiter is queued but the
- * word no longer says so. Two things repair it:
- *   1. After its store, the unlock reads the wait-queue hint of the mutex's
- *      address (park__hint_of, a global table, so reading it after the
- *      hand-over is allowed) and, if waiters may exist, wakes the oldest one
- *      (park__mutex_unlock_hinted) without touching the mutex.
- *   2. A waiter about to sleep while the holder may unlock by store (S was
- *      clear when it validated) issues a membarrier after it is queued (and
- *      so counted in the hint), then re-reads the word, and sleeps only if P
- *      is still set. The membarrier makes {unlock: store state; load hint} /
- *      {waiter: hint += 1; membarrier; load state} a Dekker pair: either the
- *      unlock sees the hint and wakes a waiter, or the waiter sees P gone and
- *      retries instead of sleeping.
- * A waiter that saw S set needs no membarrier: that holder unlocks through
- * the bucket lock, and every later holder takes the lock from P (which stays
- * set while anyone is queued) and so carries S too. So the membarrier (a few
- * microseconds) is paid when a mutex goes from uncontended to contended, not
- * on every sleep: a mutex passed back and forth between sleeping threads,
- * or contended every few rounds, pays none. (tests/model/mutex.pml checks this protocol, with
- * x86-TSO store buffers, and rejects variants without the membarrier or the hint.) Without
- * membarrier the unlock is a CAS, which never erases P.
- *
- * A waiter that is woken without a hand-off and loses the race to a barger
- * re-queues at the front, keeping its original start time, so the next
- * unlock after FAIR_NS hands the lock to it: a thread that unlocks and
- * re-locks in a loop cannot hold a waiter off for much longer than FAIR_NS. */
+ * mutex (rule 9). The store unlock may erase a P set meanwhile; the hint
+ * read after it and the waiter's membarrier repair that
+ * (tests/model/mutex.pml checks the protocol). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +46,7 @@
 #include "async.h"
 #include "os/os.h"
 #include "os/probe.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define L PARK__MUTEX_LOCKED
@@ -88,7 +56,6 @@
 #define CREDITS PARK__MUTEX_CREDITS
 
 #define FAIR_NS 1000000u /* a waiter older than this is handed the lock */
-#define SPIN 40          /* lock attempts on loads before parking */
 
 /* w->grant of a woken waiter. */
 enum { GRANT_RETRY = 0, GRANT_HANDOFF = 1 };
@@ -119,7 +86,7 @@ int park_mutex_destroy(park_mutex_t *m)
     if (s == 0)
         return 0;
     /* A free word with P and credits only remembers recent contention. */
-    return s & L || park__wait_has_waiters(m) ? EBUSY : 0;
+    return ((s & L) || park__wait_has_waiters(m)) ? EBUSY : 0;
 }
 
 /* One attempt to take a free mutex; keeps P. */
@@ -139,7 +106,7 @@ struct lock_ctx {
     bool covered; /* the holder seen at validate unlocks slowly (S) */
 };
 
-static bool park_validate(void *ctx)
+static bool lock_validate(void *ctx)
 {
     struct lock_ctx *c = ctx;
     uint32_t s = __atomic_load_n(&c->m->state_, __ATOMIC_RELAXED);
@@ -150,22 +117,26 @@ static bool park_validate(void *ctx)
         if (s & P)
             return true;
         /* L[|S] -> L|P[|S]; relaxed: the bucket lock orders it against the
-         * slow unlock; the store unlock is handled by park_before_sleep. */
+         * slow unlock; the store unlock is handled by lock_before_sleep. */
         if (__atomic_compare_exchange_n(&c->m->state_, &s, s | P, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
             return true;
     }
 }
 
-static void park_removed(void *ctx, bool more)
+static void lock_removed(void *ctx, bool more)
 {
     struct lock_ctx *c = ctx;
     if (!more) /* P.. -> 0, L..|P.. -> L..; relaxed: only P and credits change */
         __atomic_fetch_and(&c->m->state_, ~(P | CREDITS), __ATOMIC_RELAXED);
 }
 
-/* The waiter's half of the asymmetric Dekker pair (see the top). */
-static bool park_before_sleep(void *ctx)
+/* The waiter's half of the asymmetric Dekker pair (docs/design/mutex.md): a
+ * waiter whose holder may unlock by a plain store (S clear at validate) is
+ * counted in the hint by now; after the membarrier, either that unlock sees
+ * the hint and wakes a waiter, or we see P gone and retry instead of
+ * sleeping. A covered waiter's holder unlocks through the bucket lock. */
+static bool lock_before_sleep(void *ctx)
 {
     struct lock_ctx *c = ctx;
     if (c->covered || !park__mutex_store_unlock)
@@ -176,37 +147,53 @@ static bool park_before_sleep(void *ctx)
     return (__atomic_load_n(&c->m->state_, __ATOMIC_RELAXED) & P) != 0;
 }
 
-static const park__wait_ops_t park_ops = {park_validate, park_removed, park_before_sleep};
+static const park__wait_ops_t lock_ops = {
+    .validate = lock_validate,
+    .removed = lock_removed,
+    .before_sleep = lock_before_sleep,
+};
+
+/* Tries to take the mutex, spinning while nobody is parked (rule 6): true
+ * if taken; *s is then the word it last saw. */
+static bool lock_spin(park_mutex_t *m, uint32_t *s)
+{
+    /* 40 pauses: a short critical section ends within them; a holder that
+     * takes longer is better waited for asleep. */
+    park__spin_t spin = park__spin_init(40, 0);
+    for (;;) {
+        if (try_take(m, s))
+            return true;
+        if ((*s & P) || !park__spin(&spin))
+            return false;
+        *s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+    }
+}
 
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
     park__waiter_init(&w, 0);
-    struct lock_ctx c = {m, false};
+    struct lock_ctx c = {.m = m};
     unsigned flags = 0;
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
 
     for (;;) {
-        /* Spin only while nobody is parked (rule 6). */
-        for (int i = 0; i < SPIN && !(s & P); i++) {
-            if (try_take(m, &s))
-                return 0;
-            park__os_pause();
-            s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
-        }
-        if (try_take(m, &s))
+        if (lock_spin(m, &s))
             return 0;
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
         if (w.since == 0)
             w.since = park_now();
-        int r = park__wait(m, &w, flags, &park_ops, &c, deadline);
+        int r = park__wait(m, &w, flags, &lock_ops, &c, deadline);
         if (r == PARK__WAIT_GRANTED && w.grant == GRANT_HANDOFF)
             return 0;
         if (r == PARK__WAIT_TIMEDOUT)
             return ETIMEDOUT;
-        /* Woken to retry, or the mutex fell free before we slept: a woken
-         * waiter that loses to a barger keeps its place at the front. */
+        /* Woken to retry, or the mutex fell free before we slept. A woken
+         * waiter that loses to a barger re-queues at the front with its
+         * original start time, so an unlock after FAIR_NS hands it the
+         * lock: a thread that unlocks and re-locks in a loop cannot hold
+         * it off much longer than that. */
         if (r == PARK__WAIT_GRANTED)
             flags = PARK__WAIT_FRONT;
         s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
@@ -228,17 +215,25 @@ int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline)
 struct unlock_ctx {
     park_mutex_t *m;
     park_time_t now;
-    int granted; /* -1: nobody, else the grant given */
+    bool woken;   /* a waiter was granted */
+    bool handoff; /* ... and handed the lock (else woken to retry) */
 };
+
+/* An asynchronous waiter cannot retry, so it is always handed the lock; a
+ * thread is once it has waited FAIR_NS. */
+static bool hand_off_to(const park__waiter_t *w, park_time_t now)
+{
+    return w->notify || now - w->since >= FAIR_NS;
+}
 
 static unsigned unlock_select(void *ctx, park__waiter_t *w)
 {
     struct unlock_ctx *u = ctx;
     if (u->now == 0)
         u->now = park_now();
-    /* An asynchronous waiter cannot retry: it is always handed the lock. */
-    u->granted = u->now - w->since >= FAIR_NS || w->notify ? GRANT_HANDOFF : GRANT_RETRY;
-    w->grant = (uintptr_t)u->granted;
+    u->woken = true;
+    u->handoff = hand_off_to(w, u->now);
+    w->grant = u->handoff ? GRANT_HANDOFF : GRANT_RETRY;
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
@@ -252,13 +247,13 @@ static void unlock_finish(void *ctx, bool more)
      * membarrier of an uncontended -> contended transition. */
     uint32_t old = __atomic_load_n(&u->m->state_, __ATOMIC_RELAXED);
     uint32_t s;
-    if (more || u->granted >= 0)
+    if (more || u->woken)
         s = P | CREDITS;
     else if (old & CREDITS)
         s = P | ((old & CREDITS) - C);
     else
         s = 0;
-    if (u->granted == GRANT_HANDOFF) {
+    if (u->handoff) {
         s |= L | S;
         PARK__PROBE1(handoff, u->m);
     }
@@ -276,7 +271,7 @@ void park__mutex_unlock_slow(park_mutex_t *m)
         abort();
     }
 #endif
-    struct unlock_ctx u = {m, 0, -1};
+    struct unlock_ctx u = {.m = m};
     park__unpark(m, unlock_select, unlock_finish, &u);
 }
 
@@ -295,7 +290,7 @@ static unsigned hinted_select(void *ctx, park__waiter_t *w)
             /* free -> L|S|P|c: handed over (S: its unlock is slow); else
              * held -> held|P. relaxed: the bucket lock and the waiter's
              * notify order the hand-over, as for unlock_finish's store. */
-            uint32_t next = s & L ? s | P : L | S | P | CREDITS;
+            uint32_t next = (s & L) ? (s | P) : (L | S | P | CREDITS);
             if (__atomic_compare_exchange_n(&m->state_, &s, next, true, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED))
                 break;
@@ -333,15 +328,15 @@ static bool async_try_take(void *ctx)
 
 /* Queued, a task is always handed the lock (unlock_select, hinted_select);
  * an enqueue that does not queue (the lock fell free, or the fence of
- * park_before_sleep saw it unlocked) tries again. */
+ * lock_before_sleep saw it unlocked) tries again. */
 static const park__acq_ops_t async_ops = {
-    .wait = &park_ops, /* ctx: the struct lock_ctx inside the task */
+    .wait = &lock_ops, /* ctx: the struct lock_ctx inside the task */
     .try_take = async_try_take,
     .give_back = async_give_back,
 };
 
 park_task_t *park_mutex_lock_async(park_mutex_t *m, park_pool_t *pool)
 {
-    struct lock_ctx c = {m, false};
+    struct lock_ctx c = {.m = m};
     return park__acquire_async(pool, &async_ops, m, 0, &c, sizeof c, PARK_FOREVER);
 }

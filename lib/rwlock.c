@@ -1,147 +1,44 @@
 /* lib/rwlock.c: park_rwlock, a writer-preferring reader/writer lock.
+ * Design notes (who changes the word, the drain, the policy, barging
+ * writers, yielding readers): docs/design/rwlock.md.
  *
  * State word (park_rwlock_t.state_), bits named in park/rwlock.h:
- *
- *   n   bits 0-27  read holds (READERS); n >= GUARD (2^27) sends readers
- *                  to the slow path, which aborts at the mask
- *   D   bit 28     DRAIN: readers hold the lock while writers wait, and
- *                  the last of them out hands it over; counts as a hold
- *                  until that reader's hand-over (see "Readers drain")
- *   RQ  bit 29     readers are queued in lib/wait under the lock's address
- *   WW  bit 30     writers are queued there (blocks new readers)
+ *   n   bits 0-27  read holds (READERS); n >= GUARD (2^27) goes slow
+ *   D   bit 28     DRAIN: readers hold it and writers wait; the last reader
+ *                  out hands it over, and D counts as a hold until then
+ *   RQ  bit 29     readers queued in lib/wait under the lock's address
+ *   WW  bit 30     writers queued there (blocks new readers)
  *   W   bit 31     write-held
- *
- * Beside it, under lib/wait's bucket lock of the lock's address only:
- * wqueued_ counts the writers queued or woken to retry and not yet back
- * ("in flight", below), rqueued_ the queued readers (WW is set exactly when
- * wqueued_ > 0, RQ exactly when rqueued_ > 0, whenever the bucket lock is
- * free), and wstreak_ counts the writers that got the lock in a row while
- * readers were queued (0 whenever rqueued_ is 0).
+ * Beside it, under the bucket lock only: wqueued_ (writers queued, or woken
+ * to retry and not back: "in flight"), rqueued_ (readers queued), wstreak_
+ * (writers in a row that got it while readers waited). WW <=> wqueued_ > 0
+ * and RQ <=> rqueued_ > 0 whenever the bucket lock is free.
  *
  *   state       meaning
- *   0           free, nobody queued
- *   n           n readers, nobody queued
- *   W           a writer, nobody queued
- *   W|x         a writer; queued writers (x has WW), readers (RQ) or both
- *   n|D|WW|r    n > 0 readers, writers queued, maybe readers too (r: 0 or
- *               RQ); new readers queue
- *   D|x         the last reader is out and on its way to hand the lock
- *               over (x: WW, RQ or both, or none if the writers left);
- *               nobody else may take it
- *   WW|r        free, a writer woken to retry is on its way (in flight);
- *               readers keep queueing, a writer may take it under the
- *               bucket lock
- *   n|RQ        readers queued and nothing holds them back any more (n may
- *               be 0): only between a writer's time-out and its admitting
- *               them (below)
+ *   0, n, W     free, n readers, a writer; nobody queued
+ *   W|x         a writer; writers (WW), readers (RQ) or both queued
+ *   n|D|WW|r    n > 0 readers, writers queued (r: 0 or RQ); readers queue
+ *   D|x         the last reader is out, on its way to hand over
+ *   WW|r        free, a writer in flight; a running writer may take it
+ *   n|RQ        readers nothing holds back: a timed-out writer admits them
+ * Invariants (bucket lock free): WW => W, n > 0, D or a writer in flight;
+ * with n > 0 and no W, D <=> WW; D and W never meet.
  *
- * Invariants (whenever the bucket lock is free): WW => W, or n > 0, or D,
- * or a writer is in flight. The lock never lies free for readers while a
- * writer waits: a release that frees it wakes a writer and keeps WW set.
- * With n > 0 and no W, D is set exactly when WW is. D and W never meet.
- *
- * Transitions (x: any queue bits):
- *   read_lock      n|r -> n+1|r        CAS, inline (r: 0 or RQ; needs no W,
- *                                      no WW); also in read validate
- *   read_unlock    n|x -> n-1|x        fetch_sub, inline; from 1|D|x the
- *                                      reader then hands over (last read)
- *   write_lock     0 -> W              CAS, inline
- *                  x -> W|x'           CAS in write validate, bucket locked,
- *                                      on a free word (n = 0, no W); x' has
- *                                      WW while other writers are counted
- *   write_unlock   W -> 0              CAS, inline
- *   downgrade      W -> 1              CAS, inline
- *   queue reader   s -> s|RQ           CAS in read validate (s has W or WW)
- *   queue writer   s -> s|WW           CAS in write validate (s has W, or
- *                  n|x -> n|D|WW|x     n > 0, or D)
- *   leave queue    s -> s & ~RQ        fetch_and in removed, when the last
- *                  s -> s & ~WW        reader (writer) leaves the queue; the
- *                  n|D|x -> n|x'       last writer (CAS) also takes D if n > 0
- *   release, slow  (write_unlock,      CAS in release_finish, bucket
- *                  downgrade, last     locked: the releaser's hold goes (the
- *                  read, or admit)     last reader's D), the grants of
- *                                      release_select come in, RQ and WW
- *                                      follow the counts, D is set when
- *                                      readers stay and writers wait
- *
- * Who changes the word. Inline paths (and the slow paths' retries outside
- * the bucket lock) change it only by a CAS from a value without W, WW and
- * D (readers entering), by a fetch_sub of a read hold (readers leaving), or
- * by a CAS from exactly 0 / W (writers). So while W, WW or D is set, only
- * bucket-lock holders change the word, apart from readers leaving, and a
- * slow release decides on a word nobody else changes under it but for
- * that. Leaving readers never spoil a decision: with D set the count only
- * falls, and the reader that takes it to 0 sees D and decides again
- * itself (below). Without W, WW and D, fast readers may come and go during
- * a slow release, but then the decision (admit every queued reader) does
- * not depend on their number, and no writer can slip in meanwhile: RQ is
- * set, so the word is not 0, and taking W from any other value needs the
- * bucket lock.
- *
- * Readers drain. A read_unlock is one fetch_sub, which cannot look before
- * it leaves; so when writers wait behind readers, the reader that leaves
- * last must learn it from the word it left, and must still be allowed to
- * touch the lock after leaving (it hands it over under the bucket lock).
- * D does both: it is set (under the bucket lock) whenever readers hold the
- * lock and writers wait; no reader enters while it is set, so the count
- * only falls and exactly one reader takes it from 1 to 0 and sees D; and
- * it counts as a hold, so nobody acquires (or destroys) the lock before
- * that reader's hand-over CAS clears it. A writer that gives up and leaves
- * no writer queued takes D away if readers still hold the lock (they need
- * no hand-over), and leaves it to the reader already on its way if not.
- *
- * Policy, decided in release_select under the bucket lock: with the
- * releaser's hold gone, if a writer holds the lock nobody is granted; if
- * readers hold it, the queued readers are granted only when no writer is
- * counted (queued or in flight); if it falls free, the oldest queued writer
- * goes unless PARK_RWLOCK_WRITER_STREAK writers in a row got the lock while
- * readers waited, otherwise every queued reader is granted (one batch).
- * Readers' grants are hand-overs: release_finish stores their holds in the
- * word, and a granted reader returns holding the lock.
- *
- * Writers barge, with bounded unfairness (DESIGN.md rule 7). Handing the
- * lock to a sleeping writer makes every other thread wait until that one
- * is scheduled, and writers that follow each other then pass the lock on
- * once per context switch. So the writer that a release picks is only
- * woken to retry, and stays counted in wqueued_ (in flight), which keeps WW
- * set: readers still queue behind it, but a running writer may take the
- * free lock first (in write validate). The woken writer takes it, or
- * queues again at the front with its original start time; a writer that
- * has waited FAIR_NS is handed the lock instead (release_finish sets W for
- * it), so no writer waits much longer than that for other writers.
- *
- * Destruction safety: the inline releases end with their CAS or fetch_sub.
- * The slow releases (the last read_unlock out of D, write_unlock or
- * downgrade with queue bits) make their hand-over CAS in release_finish,
- * the last thing they do to the lock: park__unpark then touches only its
- * bucket and the waiters. The last reader out of D touches the lock after
- * its fetch_sub, but D keeps the lock held until its hand-over CAS.
- *
- * Readers held back by a writer yield before they park. A batch of queued
- * readers is handed its holds while the readers still sleep, and each must
- * be scheduled before it can release. A writer that comes meanwhile waits
- * for them, and every reader that runs in the meantime queues behind that
- * writer, to be handed its hold asleep at the writer's release in turn:
- * with more threads than CPUs that convoy does not end (8 threads on 2
- * CPUs ran 4 to 10 times slower than glibc's rwlock, at 99 % and at 50 %
- * reads). So a reader that finds a writer holding or waiting yields the CPU
- * a few times (YIELDS) and retries before it queues: the writer's turn
- * usually passes meanwhile, and the reader goes in running, so the lock is
- * not handed to sleepers. A yielding reader is not queued, so it is a new
- * reader to the policy, never ahead of a waiting writer; once it queues,
- * the policy's bounds cover it. Readers do not spin on the word instead:
- * every look pulls its cache line away from the writer that must release
- * it, and at 50 % writes on 2 cores that alone cost about 40 % of the
- * throughput.
- * Yields give the CPU away, so they cost nothing where other threads can
- * run, and where none can they are a few system calls. Writers spin (rule
- * 6), looking at the word less and less often.
- *
- * A writer whose wait times out may leave readers queued behind it that
- * nothing holds back any more. Its removed callback cannot grant them
- * (lib/wait runs it under the bucket lock), so it marks them to admit and
- * the writer, back from park__wait, releases them with a park__unpark of
- * its own (the ADMIT release, which gives up no hold). */
+ * Transitions (x: any queue bits; r: 0 or RQ):
+ *   read_lock     n|r -> n+1|r         CAS, inline or in read validate
+ *   read_unlock   n|x -> n-1|x         fetch_sub, inline; 1|D|x hands over
+ *   write_lock    0 -> W               CAS, inline
+ *                 x -> W|x'            CAS in write validate, free word
+ *   write_unlock  W -> 0               CAS, inline
+ *   downgrade     W -> 1               CAS, inline
+ *   queue         s -> s|RQ            CAS in read validate (W, WW or D in s)
+ *                 s -> s|WW, n|x -> n|D|WW|x   CAS in write validate
+ *   leave queue   s -> s & ~RQ, s & ~WW (~D if n > 0)   in removed
+ *   release, slow (write_unlock, downgrade, last read, admit): the hold
+ *                 goes, grants come in, RQ and WW follow the counts, D if
+ *                 readers stay while writers wait   CAS in release_finish
+ * Outside the bucket lock the word changes only by a CAS from a word
+ * without W, WW and D, a reader's fetch_sub, or a CAS from exactly 0 or W. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,7 +46,7 @@
 #include <park/rwlock.h>
 
 #include "async.h"
-#include "os/os.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define READER PARK__RW_READER
@@ -160,9 +57,6 @@
 #define W PARK__RW_WRITER
 
 #define FAIR_NS 1000000u /* a writer waiting this long is handed the lock */
-#define SPIN 40          /* a writer: pauses spent spinning before it parks */
-#define SPIN_GAP 16      /* ... at most this many between two looks at the word */
-#define YIELDS 8         /* a reader held back by a writer: yields before parking */
 
 _Static_assert((READERS & (DRAIN | RQ | WW | W)) == 0, "the reader count has its own bits");
 _Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
@@ -333,7 +227,12 @@ static void count_writer_grant(park_rwlock_t *rw)
     rw->wstreak_ = rw->rqueued_ ? rw->wstreak_ + 1 : 0;
 }
 
-/* Bucket locked: decides who gets the lock (see the policy at the top). */
+/* Bucket locked: decides who gets the lock. With the releaser's hold gone:
+ * a writer holds it, or the last reader is on its way (D): nobody; it
+ * falls free: the oldest queued writer, unless PARK_RWLOCK_WRITER_STREAK
+ * writers in a row got it while readers waited, else every queued reader
+ * (one batch); readers hold it: the queued readers, if no writer is
+ * counted (queued or in flight). */
 static void make_plan(struct release *r)
 {
     park_rwlock_t *rw = r->rw;
@@ -362,8 +261,12 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
     case GRANT_WRITER:
         if (w->want != WANT_WRITE)
             return PARK__SELECT_SKIP;
-        /* An asynchronous writer cannot retry: it is always handed it. */
-        r->handoff = w->notify || park_now() - w->since >= FAIR_NS;
+        /* Writers barge (rule 7): handing the lock to a sleeping writer
+         * would make everyone wait for it to be scheduled, so it is woken
+         * to retry and stays counted (WW keeps readers out), unless it has
+         * waited FAIR_NS. An asynchronous writer cannot retry: it is
+         * always handed the lock. */
+        r->handoff = w->notify || (park_now() - w->since >= FAIR_NS);
         w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     case GRANT_READERS:
@@ -412,7 +315,7 @@ static void release_finish(void *ctx, bool more)
 
 static void release_slow(park_rwlock_t *rw, enum release_op op)
 {
-    struct release r = {rw, op, false, GRANT_NOBODY, 0, false};
+    struct release r = {.rw = rw, .op = op, .plan = GRANT_NOBODY};
     park__unpark(rw, release_select, release_finish, &r);
 }
 
@@ -480,11 +383,11 @@ static void read_removed(void *ctx, bool more)
     }
 }
 
-static const park__wait_ops_t read_ops = {read_validate, read_removed, NULL};
+static const park__wait_ops_t read_ops = {.validate = read_validate, .removed = read_removed};
 
 static int read_wait(park_rwlock_t *rw, park_time_t deadline)
 {
-    struct wait_ctx c = {rw, false, deadline == PARK_FOREVER, false, false, false};
+    struct wait_ctx c = {.rw = rw, .check_reentry = deadline == PARK_FOREVER};
     park__waiter_t w;
     park__waiter_init(&w, WANT_READ);
     for (;;) {
@@ -493,10 +396,15 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
             return 0;
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
-        /* Held back by a writer: yield, not spin, before queueing (see the
-         * top). */
-        for (int i = 0; i < YIELDS; i++) {
-            park__os_yield();
+        /* Held back by a writer: yield a few times before queueing. Queued
+         * readers are handed their holds asleep, and with more threads
+         * than CPUs the readers that run meanwhile queue behind the next
+         * writer in turn: a convoy that does not end. A yield lets the
+         * writer's turn pass, so the reader goes in running; no pauses,
+         * since each look pulls the line from the writer that must
+         * release it. Not queued, the reader is still a new reader to the
+         * policy, never ahead of a waiting writer. */
+        for (park__spin_t spin = park__spin_init(0, 8); park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
             if (try_read(rw, &s))
                 return 0;
@@ -554,6 +462,9 @@ void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
     /* n|x -> n-1|x, as the inline path. release: pairs with the acquire of
      * the next write lock. */
     uint32_t s = __atomic_fetch_sub(&rw->state_, READER, __ATOMIC_RELEASE);
+    /* The reader that takes the count to 0 under D hands the lock over: no
+     * reader enters while D is set, and D keeps the lock held (nobody takes
+     * or destroys it) until release_finish clears it. */
     if ((s & (DRAIN | READERS)) == (DRAIN | READER))
         release_slow(rw, LAST_READ);
 }
@@ -567,7 +478,8 @@ void park__rwlock_read_unlock_last(park_rwlock_t *rw)
 /* ---- writers --------------------------------------------------------------- */
 
 /* One attempt at the write hold. Outside the bucket lock W may only be
- * taken from 0 (see the top). */
+ * taken from 0, so that a slow release decides on a word nobody but
+ * leaving readers changes under it. */
 static bool try_write(park_rwlock_t *rw, uint32_t *s)
 {
     /* 0 -> W; acquire: pairs with the release of the last unlock. */
@@ -629,28 +541,27 @@ static void write_removed(void *ctx, bool more)
     c->admit = rw->rqueued_ != 0 && !(s & W);
 }
 
-static const park__wait_ops_t write_ops = {write_validate, write_removed, NULL};
+static const park__wait_ops_t write_ops = {.validate = write_validate, .removed = write_removed};
 
-/* Spins while nobody is queued (rule 6): true if it took the lock. The
- * looks at the word grow further apart (each pulls its cache line from the
- * holder that must release it). */
+/* Spins while nobody is queued (rule 6): true if it took the lock. */
 static bool write_spin(park_rwlock_t *rw)
 {
+    /* 40 pauses, as the mutex: a short write or read section ends within
+     * them; a longer one is better waited for asleep. */
+    park__spin_t spin = park__spin_init(40, 0);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-    for (unsigned spent = 0, gap = 1; spent < SPIN && !(s & (WW | RQ)); spent += gap) {
+    for (;;) {
         if (try_write(rw, &s))
             return true;
-        for (unsigned i = 0; i < gap; i++)
-            park__os_pause();
-        gap = gap < SPIN_GAP ? 2 * gap : gap;
+        if ((s & (WW | RQ)) || !park__spin(&spin))
+            return false;
         s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     }
-    return try_write(rw, &s);
 }
 
 static int write_wait(park_rwlock_t *rw, park_time_t deadline)
 {
-    struct wait_ctx c = {rw, false, false, false, false, false};
+    struct wait_ctx c = {.rw = rw};
     park__waiter_t w;
     park__waiter_init(&w, WANT_WRITE);
     for (;;) {
@@ -759,7 +670,7 @@ static bool async_try_take(void *ctx, bool write)
     struct wait_ctx *c = ctx;
     if (c->acquired)
         return true;
-    *c = (struct wait_ctx){c->rw, false, false, false, false, false};
+    *c = (struct wait_ctx){.rw = c->rw};
     uint32_t s = __atomic_load_n(&c->rw->state_, __ATOMIC_RELAXED);
     return write ? try_write(c->rw, &s) : try_read(c->rw, &s);
 }
@@ -789,7 +700,7 @@ static const park__acq_ops_t async_write_ops = {
 
 static park_task_t *lock_async(park_rwlock_t *rw, park_pool_t *pool, bool write)
 {
-    struct wait_ctx c = {rw, false, false, false, false, false};
+    struct wait_ctx c = {.rw = rw};
     return park__acquire_async(pool, write ? &async_write_ops : &async_read_ops, rw,
                                write ? WANT_WRITE : WANT_READ, &c, sizeof c, PARK_FOREVER);
 }

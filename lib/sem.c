@@ -1,12 +1,13 @@
 /* lib/sem.c: park_sem, a strictly FIFO counting semaphore.
+ * Design notes: docs/design/sem.md.
  *
  * State word (park_sem_t.state_): bits 0-30 hold the free permits (COUNT),
  * bit 31 (WAITERS, park/sem.h) says that waiters are queued in lib/wait
  * under the semaphore's address.
  *
  * Invariant: WAITERS set => COUNT == 0. Permits released while anyone is
- * queued go to the queue, never to the count, which is what makes the
- * semaphore strictly FIFO: a newcomer sees COUNT == 0 and queues behind.
+ * queued go to the queue, never to the count, so a newcomer sees
+ * COUNT == 0 and queues behind (strict FIFO).
  *
  *   state        meaning
  *   c            c free permits, nobody queued
@@ -31,13 +32,11 @@
 #include <park/sem.h>
 
 #include "async.h"
-#include "os/os.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #define W PARK__SEM_WAITERS
 #define COUNT PARK__SEM_COUNT_MASK
-
-#define SPIN 100 /* acquire attempts on loads before parking */
 
 int park_sem_init(park_sem_t *s, uint32_t initial, uint32_t max)
 {
@@ -60,9 +59,14 @@ uint32_t park_sem_count(const park_sem_t *s)
     return __atomic_load_n(&s->state_, __ATOMIC_RELAXED) & COUNT;
 }
 
-static bool park_validate(void *ctx)
+/* What a waiter carries, thread or task (the ctx of the callbacks). */
+struct acquire_ctx {
+    park_sem_t *s;
+};
+
+static bool acquire_validate(void *ctx)
 {
-    park_sem_t *s = ctx;
+    park_sem_t *s = ((struct acquire_ctx *)ctx)->s;
     uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (v & W)
@@ -76,39 +80,51 @@ static bool park_validate(void *ctx)
     }
 }
 
-static void park_removed(void *ctx, bool more)
+static void acquire_removed(void *ctx, bool more)
 {
-    park_sem_t *s = ctx;
+    park_sem_t *s = ((struct acquire_ctx *)ctx)->s;
     if (!more) /* W -> 0 */
         __atomic_store_n(&s->state_, 0, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t park_ops = {park_validate, park_removed, NULL};
+static const park__wait_ops_t acquire_ops = {
+    .validate = acquire_validate,
+    .removed = acquire_removed,
+};
+
+/* Spins while nobody is queued (rule 6): true if it took a permit. */
+static bool acquire_spin(park_sem_t *s)
+{
+    /* 100 pauses: a permit held for a short section comes back within
+     * them; one held longer is better waited for asleep. */
+    park__spin_t spin = park__spin_init(100, 0);
+    do {
+        uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+        if (v & W)
+            break; /* others are queued: FIFO says get in line */
+        if (v != 0 && park_sem_try_acquire(s))
+            return true;
+    } while (park__spin(&spin));
+    return park_sem_try_acquire(s);
+}
 
 int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
 {
+    struct acquire_ctx c = {.s = s};
     for (;;) {
-        for (int i = 0; i < SPIN; i++) {
-            uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-            if (v & W)
-                break; /* others are queued: FIFO says get in line */
-            if (v != 0 && park_sem_try_acquire(s))
-                return 0;
-            park__os_pause();
-        }
-        if (park_sem_try_acquire(s))
+        if (acquire_spin(s))
             return 0;
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
         park__waiter_t w;
         park__waiter_init(&w, 1);
-        switch (park__wait(s, &w, 0, &park_ops, s, deadline)) {
+        switch (park__wait(s, &w, 0, &acquire_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
             return 0; /* the permit was handed to us */
         case PARK__WAIT_TIMEDOUT:
             return ETIMEDOUT;
         default:
-            break; /* a permit fell free before we slept */
+            break; /* a permit fell free before we were queued */
         }
     }
 }
@@ -179,7 +195,7 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
     }
     if (n > max)
         return EOVERFLOW; /* the count is 0 while waiters queue */
-    struct release_ctx r = {s, n, 0};
+    struct release_ctx r = {.s = s, .n = n};
     park__unpark(s, release_select, release_finish, &r);
     return r.result;
 }
@@ -190,34 +206,24 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
 static void async_give_back(void *ctx, park__waiter_t *w)
 {
     (void)w;
-    park_sem_release(*(park_sem_t **)ctx, 1);
-}
-
-static bool async_validate(void *ctx)
-{
-    return park_validate(*(park_sem_t **)ctx);
-}
-
-static void async_removed(void *ctx, bool more)
-{
-    park_removed(*(park_sem_t **)ctx, more);
+    park_sem_release(((struct acquire_ctx *)ctx)->s, 1);
 }
 
 static bool async_try_take(void *ctx)
 {
-    return park_sem_try_acquire(*(park_sem_t **)ctx);
+    return park_sem_try_acquire(((struct acquire_ctx *)ctx)->s);
 }
 
-static const park__wait_ops_t async_wait_ops = {async_validate, async_removed, NULL};
 static const park__acq_ops_t async_ops = {
-    .wait = &async_wait_ops,
+    .wait = &acquire_ops, /* ctx: the struct acquire_ctx inside the task */
     .try_take = async_try_take,
     .give_back = async_give_back,
 };
 
 park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool, park_time_t deadline)
 {
-    return park__acquire_async(pool, &async_ops, s, 1, &s, sizeof s, deadline);
+    struct acquire_ctx c = {.s = s};
+    return park__acquire_async(pool, &async_ops, s, 1, &c, sizeof c, deadline);
 }
 
 park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool)

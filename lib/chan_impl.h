@@ -1,0 +1,111 @@
+/* lib/chan_impl.h: what lib/chan.c and lib/chan_async.c share: the
+ * channel's layout, its state words' bits (lib/chan.c documents the
+ * machine), the waiter's ctx, and the few steps the asynchronous calls
+ * take on the ring and the queues. */
+#ifndef PARK_LIB_CHAN_IMPL_H
+#define PARK_LIB_CHAN_IMPL_H
+
+#include <park/chan.h>
+#include <stdatomic.h>
+
+#include "wait/wait.h"
+
+#define CLOSED 1u /* tail: closed */
+#define ONE 2u    /* tail: one position */
+#define POS(tail) ((tail) >> 1)
+
+#define RWAIT 1u /* waiters: receivers queued */
+#define SWAIT 2u /* waiters: senders queued, or given-back items listed */
+
+typedef struct cell {
+    _Atomic uint64_t seq;
+    void *item;
+} cell_t;
+
+/* An item a dropped receive task gave back while the ring was full. */
+typedef struct given {
+    struct given *next;
+    void *item;
+} given_t;
+
+struct park_chan {
+    _Alignas(64) _Atomic uint64_t tail;
+    _Alignas(64) _Atomic uint64_t head;
+    _Alignas(64) _Atomic unsigned waiters;
+    _Alignas(64) uint64_t cap;
+    given_t *given, *given_last; /* the senders' bucket lock guards them */
+    _Alignas(64) cell_t cells[];
+};
+
+/* What a waiter or an acquisition carries (the waiter's ctx). */
+struct op {
+    park_chan_t *ch;
+    void *item;  /* send: the item; recv: where a granted item lands */
+    int verdict; /* set by validate when it did not enqueue */
+    bool kick;   /* with V_DONE: the other side has waiters to kick */
+};
+
+/* op.verdict */
+enum { V_NONE, V_DONE, V_CLOSED };
+
+/* What a lock-free ring operation did. */
+enum { RING_DONE, RING_NONE, RING_CLOSED, RING_BLOCKED };
+
+/* The wait-queue keys of the receivers and of the senders. */
+static inline const void *rkey(park_chan_t *ch)
+{
+    return ch;
+}
+
+static inline const void *skey(park_chan_t *ch)
+{
+    return (const char *)ch + 1;
+}
+
+/* Read after a reservation and before its hand-over. seq_cst: see "No lost
+ * wake-up" in docs/design/chan.md; pairs with the or in recv_validate
+ * (send_validate, give_finish) and the position read after it. */
+static inline bool waiting(park_chan_t *ch, unsigned flag)
+{
+    return atomic_load_explicit(&ch->waiters, memory_order_seq_cst) & flag;
+}
+
+/* The last waiter of a side left: clear its flag. Each flag changes only
+ * under its own side's lock, so an atomic and keeps the other intact.
+ * relaxed: the bucket lock orders it against the next waiter; a try that
+ * sees it clear orders itself by its CAS on the position and the cells. */
+static inline void clear_rwait(park_chan_t *ch)
+{
+    /* last receiver leaves: waiters &= ~RWAIT */
+    atomic_fetch_and_explicit(&ch->waiters, ~RWAIT, memory_order_relaxed);
+}
+
+static inline void clear_swait(park_chan_t *ch)
+{
+    /* last sender leaves: waiters &= ~SWAIT */
+    atomic_fetch_and_explicit(&ch->waiters, ~SWAIT, memory_order_relaxed);
+}
+
+/* Appends item without a lock unless senders are queued (or tail carries
+ * CLOSED, outside `allow`): RING_DONE (*kick: receivers are queued),
+ * RING_NONE (full), RING_CLOSED or RING_BLOCKED. */
+int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick);
+
+/* After a position moved, with the other side's flag read after the move
+ * and before the hand-over: kicks the receivers and the senders until
+ * nothing more moves. */
+void park__chan_settle(park_chan_t *ch, bool receivers, bool senders);
+
+/* Senders' lock held, SWAIT set: moves given-back items into the ring
+ * while there is room, their nodes onto *freed (to free after the lock);
+ * how many moved. */
+size_t park__chan_drain_given(park_chan_t *ch, given_t **freed);
+
+void park__chan_free_given(given_t *g);
+
+/* The callbacks of queued receivers and senders, thread or task (ctx: a
+ * struct op). */
+extern const park__wait_ops_t park__chan_recv_wait_ops;
+extern const park__wait_ops_t park__chan_send_wait_ops;
+
+#endif /* PARK_LIB_CHAN_IMPL_H */
