@@ -11,11 +11,10 @@ void park__ring_init(park__ring_t *r)
 {
     atomic_init(&r->head, 0);
     atomic_init(&r->tail, 0);
-    for (uint64_t i = 0; i < PARK__RING_CAP; i++) {
+    /* A cell's item is written before its seq publishes it: only seq
+     * needs a first value. */
+    for (uint64_t i = 0; i < PARK__RING_CAP; i++)
         atomic_init(&r->cells[i].seq, i);
-        atomic_init(&r->cells[i].fn, NULL);
-        atomic_init(&r->cells[i].arg, NULL);
-    }
 }
 
 bool park__ring_push(park__ring_t *r, void (*fn)(void *), void *arg)
