@@ -1,5 +1,5 @@
-/* tests/model/acquire.pml: an asynchronous acquisition (lib/async.h and the
- * acquisition part of lib/task.c) racing its grant, its cancellation, a
+/* tests/model/acquire.pml: an asynchronous acquisition (lib/async.c, a
+ * task of lib/task/task.c) racing its grant, its cancellation, a
  * deadline and the drops of its references, on a semaphore that receives
  * one permit.
  *

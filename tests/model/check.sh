@@ -149,7 +149,7 @@ run_case mutex-fast-unlock-s    mutex.pml lost-wakeup "-DFAST_UNLOCK_S"
 # correctness.
 run_case mutex-no-slow-bit      mutex.pml pass        "-DNO_SLOW_BIT"
 
-# Asynchronous acquisitions (lib/async.h, lib/task.c): a grant racing a
+# Asynchronous acquisitions (lib/async.c, lib/task/task.c): a grant racing a
 # cancel, a deadline and the drops of the task's references conserves the
 # permit and frees the task once; the two broken variants are the races the
 # stress tests found (a cancel that lost to the grant not counting as having

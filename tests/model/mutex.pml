@@ -345,12 +345,12 @@ inline try_take(me)
     }
 }
 
-/* park__wait with park_ops; the result in r. */
+/* park__wait with lock_ops; the result in r. */
 inline wait(me)
 {
     atomic {
         bucket == 0 -> drain(me); bucket = 1;
-        /* park_validate */
+        /* lock_validate */
         if
         :: !(state & L) -> r = INVALID; bucket = 0
         :: else ->
@@ -370,7 +370,7 @@ inline wait(me)
         if
         :: woken[me] -> r = GRANTED
         :: else ->
-            /* park_before_sleep: a covered waiter (the holder it saw at
+            /* lock_before_sleep: a covered waiter (the holder it saw at
              * validate has S, so it unlocks through the bucket lock and
              * finds this waiter queued) sleeps at once; any other fences
              * and sleeps only if P is still set, otherwise it leaves the
@@ -406,7 +406,7 @@ inline wait(me)
                 if
                 :: queued[me] ->
                     unlink(me);
-                    /* park_removed: P|c -> 0, L..|P|c -> L..
+                    /* lock_removed: P|c -> 0, L..|P|c -> L..
                      * (fetch_and ~(P|CREDITS)) */
                     if
                     :: qlen == 0 -> state = state & (L | S)
