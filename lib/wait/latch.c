@@ -3,17 +3,6 @@
 #include "wait/latch.h"
 #include "wait/wait.h"
 
-void park__latch_init(park__latch_t *l)
-{
-    atomic_init(&l->state, 0);
-}
-
-bool park__latch_is_set(park__latch_t *l)
-{
-    /* acquire: pairs with the exchange in park__latch_set. */
-    return atomic_load_explicit(&l->state, memory_order_acquire) == PARK__LATCH_SET;
-}
-
 void park__latch_set(park__latch_t *l)
 {
     /* acq_rel: release publishes what the setter did to the waiters;

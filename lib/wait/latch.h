@@ -26,10 +26,18 @@ typedef struct park__latch {
 #define PARK__LATCH_SET 1u
 #define PARK__LATCH_WAITERS 2u
 
-void park__latch_init(park__latch_t *l);
+/* Inline: both sit on park_join's path, once per join. */
+static inline void park__latch_init(park__latch_t *l)
+{
+    atomic_init(&l->state, 0);
+}
 
 /* True once set; acquire: what the setter did before setting is seen. */
-bool park__latch_is_set(park__latch_t *l);
+static inline bool park__latch_is_set(park__latch_t *l)
+{
+    /* acquire: pairs with the exchange in park__latch_set. */
+    return atomic_load_explicit(&l->state, memory_order_acquire) == PARK__LATCH_SET;
+}
 
 /* Sets the latch (release) and wakes its waiters. */
 void park__latch_set(park__latch_t *l);
