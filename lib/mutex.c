@@ -28,7 +28,7 @@
  *                       L|P[|S] -> 0         store, bucket locked: queue
  *                                            empty, no credit
  *                       L|P[|S] -> L|S[|P]   store, bucket locked: handed to
- *                                            a waiter older than FAIR_NS
+ *                                            a waiter older than PARK__FAIR_NS
  *   last waiter leaves  P|c -> 0, L..|P|c -> L..   fetch_and, bucket locked
  *
  * While P or S is set only bucket-lock holders change the word (lockers
@@ -54,8 +54,6 @@
 #define S PARK__MUTEX_SLOW_UNLOCK
 #define C PARK__MUTEX_CREDIT
 #define CREDITS PARK__MUTEX_CREDITS
-
-#define FAIR_NS 1000000u /* a waiter older than this is handed the lock */
 
 /* w->grant of a woken waiter. */
 enum { GRANT_RETRY = 0, GRANT_HANDOFF = 1 };
@@ -191,7 +189,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
             return ETIMEDOUT;
         /* Woken to retry, or the mutex fell free before we slept. A woken
          * waiter that loses to a barger re-queues at the front with its
-         * original start time, so an unlock after FAIR_NS hands it the
+         * original start time, so an unlock after PARK__FAIR_NS hands it the
          * lock: a thread that unlocks and re-locks in a loop cannot hold
          * it off much longer than that. */
         if (r == PARK__WAIT_GRANTED)
@@ -219,20 +217,13 @@ struct unlock_ctx {
     bool handoff; /* ... and handed the lock (else woken to retry) */
 };
 
-/* An asynchronous waiter cannot retry, so it is always handed the lock; a
- * thread is once it has waited FAIR_NS. */
-static bool hand_off_to(const park__waiter_t *w, park_time_t now)
-{
-    return w->notify || now - w->since >= FAIR_NS;
-}
-
 static unsigned unlock_select(void *ctx, park__waiter_t *w)
 {
     struct unlock_ctx *u = ctx;
     if (u->now == 0)
         u->now = park_now();
     u->woken = true;
-    u->handoff = hand_off_to(w, u->now);
+    u->handoff = park__wait_owed(w, u->now);
     w->grant = u->handoff ? GRANT_HANDOFF : GRANT_RETRY;
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }

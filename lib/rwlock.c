@@ -56,8 +56,6 @@
 #define WW PARK__RW_WRITER_WAITING
 #define W PARK__RW_WRITER
 
-#define FAIR_NS 1000000u /* a writer waiting this long is handed the lock */
-
 _Static_assert((READERS & (DRAIN | RQ | WW | W)) == 0, "the reader count has its own bits");
 _Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
 
@@ -264,9 +262,9 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
         /* Writers barge (rule 7): handing the lock to a sleeping writer
          * would make everyone wait for it to be scheduled, so it is woken
          * to retry and stays counted (WW keeps readers out), unless it has
-         * waited FAIR_NS. An asynchronous writer cannot retry: it is
+         * waited PARK__FAIR_NS. An asynchronous writer cannot retry: it is
          * always handed the lock. */
-        r->handoff = w->notify || (park_now() - w->since >= FAIR_NS);
+        r->handoff = park__wait_owed(w, park_now());
         w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     case GRANT_READERS:

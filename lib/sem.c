@@ -1,32 +1,36 @@
-/* lib/sem.c: park_sem, a strictly FIFO counting semaphore.
+/* lib/sem.c: park_sem, a counting semaphore: barging with bounded
+ * unfairness by default, strictly FIFO as an option (max_ & FIFO).
  * Design notes: docs/design/sem.md.
  *
- * State word (park_sem_t.state_): bits 0-30 hold the free permits (COUNT),
- * bit 31 (WAITERS, park/sem.h) says that waiters are queued in lib/wait
- * under the semaphore's address.
+ * State word (park_sem_t.state_): COUNT (low 32 bits) free permits;
+ * W (WAITERS) waiters are queued in lib/wait under the semaphore's
+ * address; K (WOKEN) a waiter woken to retry is on its way (default mode).
  *
- * Invariant: WAITERS set => COUNT == 0. Permits released while anyone is
- * queued go to the queue, never to the count, so a newcomer sees
- * COUNT == 0 and queues behind (strict FIFO).
+ *   FIFO invariant     W => COUNT == 0 (a newcomer queues behind)
+ *   default invariant  W and COUNT > 0 => K, or a bucket-lock holder is
+ *                      about to wake someone (no permit sits unused
+ *                      while waiters sleep)
  *
- *   state        meaning
- *   c            c free permits, nobody queued
- *   W            no free permit, waiters queued
+ * Transitions (c: COUNT; K and W only change under the bucket lock):
+ *   acquire          c -> c-1 (c > 0)          CAS (fast path, inline)
+ *   release n        c -> c+n (W clear)        CAS (fast path, inline)
+ *   park (validate)  c=0 -> W[, K cleared]     CAS, bucket locked
+ *   release n, W     FIFO: W -> W (n granted) or W -> r (queue emptied)
+ *                    default: n-h handed to waiters owed a hand-off
+ *                    (PARK__FAIR_NS, tasks); the rest c -> c+r; the
+ *                    oldest thread woken to retry, K set, unless K was
+ *                    already set                          CAS, bucket locked
+ *   retire           K cleared by the woken waiter once it took a permit
+ *                    or gave up; if W and c > 0 the next is woken (K)
+ *   last waiter      W cleared                  bucket locked (timeout)
+ *     leaves
  *
- * Transitions:
- *   acquire        c -> c-1 (c > 0)         CAS (fast path, inline)
- *   release n      c -> c+n (c+n <= max)    CAS (fast path, inline)
- *   park           0 -> W                   CAS, bucket locked (validate)
- *   release n, W   W -> W      n granted, waiters remain     store,
- *                  W -> r      n-r granted, queue now empty  bucket locked
- *   last waiter    W -> 0                   store, bucket locked (timeout)
- *   leaves
- *
- * While WAITERS is set nobody but a bucket-lock holder changes the word
- * (both fast paths need it clear), so the slow paths decide and store under
- * the bucket lock. A granted waiter owns its permit from the moment it is
- * dequeued; a waiter that times out either was dequeued first (then it
- * owns the permit and succeeds) or leaves ungranted: no permit is lost. */
+ * Under the bucket lock W and K are stable and, while W is set, COUNT can
+ * only fall (bargers), so a release checks EOVERFLOW before it grants. A
+ * granted waiter owns its permit from the moment it is dequeued (hand-off)
+ * or retries like a newcomer, re-queueing at the front with its start time
+ * (woken). A timed-out waiter either was dequeued first or leaves
+ * ungranted: no permit is lost. */
 #include <errno.h>
 
 #include <park/sem.h>
@@ -36,15 +40,40 @@
 #include "wait/wait.h"
 
 #define W PARK__SEM_WAITERS
+#define K PARK__SEM_WOKEN
 #define COUNT PARK__SEM_COUNT_MASK
 
-int park_sem_init(park_sem_t *s, uint32_t initial, uint32_t max)
+/* w->grant of a granted waiter. */
+enum { GRANT_HANDOFF = 0, GRANT_RETRY = 1 };
+
+static bool fifo(const park_sem_t *s)
+{
+    return s->max_ & PARK__SEM_FIFO;
+}
+
+static uint32_t max_of(const park_sem_t *s)
+{
+    return s->max_ & PARK__SEM_MAX_MASK;
+}
+
+static int sem_init(park_sem_t *s, uint32_t initial, uint32_t max, uint32_t flags)
 {
     if (max == 0 || max > PARK_SEM_VALUE_MAX || initial > max)
         return EINVAL;
     __atomic_store_n(&s->state_, initial, __ATOMIC_RELAXED);
-    s->max_ = max;
+    s->max_ = max | flags;
+    s->pad_ = 0;
     return 0;
+}
+
+int park_sem_init(park_sem_t *s, uint32_t initial, uint32_t max)
+{
+    return sem_init(s, initial, max, 0);
+}
+
+int park_sem_init_fifo(park_sem_t *s, uint32_t initial, uint32_t max)
+{
+    return sem_init(s, initial, max, PARK__SEM_FIFO);
 }
 
 int park_sem_destroy(park_sem_t *s)
@@ -56,41 +85,134 @@ int park_sem_destroy(park_sem_t *s)
 uint32_t park_sem_count(const park_sem_t *s)
 {
     /* relaxed: a monitoring snapshot. */
-    return __atomic_load_n(&s->state_, __ATOMIC_RELAXED) & COUNT;
+    return (uint32_t)(__atomic_load_n(&s->state_, __ATOMIC_RELAXED) & COUNT);
 }
 
 /* What a waiter carries, thread or task (the ctx of the callbacks). */
 struct acquire_ctx {
     park_sem_t *s;
+    bool woken; /* this thread is the woken waiter (K is its to clear) */
 };
 
 static bool acquire_validate(void *ctx)
 {
-    park_sem_t *s = ((struct acquire_ctx *)ctx)->s;
-    uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    struct acquire_ctx *c = ctx;
+    park_sem_t *s = c->s;
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     for (;;) {
-        if (v & W)
-            return true;
-        if (v != 0)
+        if (v & COUNT)
             return false; /* a permit is free: take it instead */
-        /* 0 -> W; relaxed: the bucket lock orders it against releasers. */
-        if (__atomic_compare_exchange_n(&s->state_, &v, W, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED))
+        /* c=0 -> W, clearing K if it was ours; relaxed: the bucket lock
+         * orders it against releasers. */
+        uint64_t next = (v | W) & ~(c->woken ? K : 0);
+        if (__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            c->woken = false;
             return true;
+        }
     }
 }
 
 static void acquire_removed(void *ctx, bool more)
 {
     park_sem_t *s = ((struct acquire_ctx *)ctx)->s;
-    if (!more) /* W -> 0 */
-        __atomic_store_n(&s->state_, 0, __ATOMIC_RELAXED);
+    if (!more) /* W -> 0: nobody queued; relaxed: bucket locked */
+        __atomic_fetch_and(&s->state_, ~W, __ATOMIC_RELAXED);
 }
 
 static const park__wait_ops_t acquire_ops = {
     .validate = acquire_validate,
     .removed = acquire_removed,
 };
+
+/* ---- waking (default mode), decided under the bucket lock ---------------- */
+
+struct wake_ctx {
+    park_sem_t *s;
+    uint32_t n;      /* permits still to place */
+    bool checked;    /* EOVERFLOW was checked under the bucket lock */
+    bool retire;     /* K is the caller's to drop (retire) */
+    bool woke;       /* a waiter was woken to retry: K stays set */
+    int result;      /* 0 or EOVERFLOW */
+    park_time_t now; /* for park__wait_owed */
+};
+
+/* Once, under the bucket lock, where COUNT can only fall while W is set:
+ * a release beyond the maximum places nothing. */
+static bool wake_check(struct wake_ctx *r)
+{
+    if (!r->checked) {
+        r->checked = true;
+        uint64_t v = __atomic_load_n(&r->s->state_, __ATOMIC_RELAXED);
+        if (r->n > max_of(r->s) - (v & COUNT)) {
+            r->result = EOVERFLOW;
+            r->n = 0;
+        }
+        r->now = park_now();
+    }
+    return r->result == 0;
+}
+
+/* A free permit moved to a waiter owed it: c -> c-1 (bargers may race). */
+static bool take_free(park_sem_t *s)
+{
+    return park_sem_try_acquire(s);
+}
+
+/* Oldest first: a waiter owed a hand-off gets a permit (a released one,
+ * else a free one); the first young thread is woken to retry if there is
+ * something to retry for and nobody is on the way already. */
+static unsigned wake_select(void *ctx, park__waiter_t *w)
+{
+    struct wake_ctx *r = ctx;
+    if (!wake_check(r))
+        return PARK__SELECT_STOP;
+    if (park__wait_owed(w, r->now)) {
+        if (r->n)
+            r->n--;
+        else if (!take_free(r->s))
+            return PARK__SELECT_STOP; /* it stays first in line */
+        w->grant = GRANT_HANDOFF;
+        return PARK__SELECT_GRANT;
+    }
+    uint64_t v = __atomic_load_n(&r->s->state_, __ATOMIC_RELAXED);
+    bool on_its_way = (v & K) && !r->retire;
+    if ((r->n || (v & COUNT)) && !on_its_way) {
+        w->grant = GRANT_RETRY;
+        r->woke = true;
+        return PARK__SELECT_GRANT | PARK__SELECT_STOP;
+    }
+    return PARK__SELECT_STOP;
+}
+
+/* Stores what wake_select decided: the permits left join the count. */
+static void wake_finish(void *ctx, bool more)
+{
+    struct wake_ctx *r = ctx;
+    if (!wake_check(r))
+        return;
+    park_sem_t *s = r->s;
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    uint64_t next;
+    do {
+        next = (v & COUNT) + r->n;
+        if (more)
+            next |= W;
+        if (r->woke || ((v & K) && !r->retire))
+            next |= K;
+        /* release: pairs with the acquire of whoever takes the permits;
+         * granted waiters are ordered by the bucket lock. */
+    } while (!__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
+}
+
+/* The woken waiter took a permit or gave up: K goes, and if permits are
+ * free while others sleep, the next is woken (K again). */
+static void retire(park_sem_t *s)
+{
+    struct wake_ctx r = {.s = s, .retire = true};
+    park__unpark(s, wake_select, wake_finish, &r);
+}
 
 /* Spins while nobody is queued (rule 6): true if it took a permit. */
 static bool acquire_spin(park_sem_t *s)
@@ -99,10 +221,10 @@ static bool acquire_spin(park_sem_t *s)
      * them; one held longer is better waited for asleep. */
     park__spin_t spin = park__spin_init(100, 0);
     do {
-        uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+        uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
         if (v & W)
-            break; /* others are queued: FIFO says get in line */
-        if (v != 0 && park_sem_try_acquire(s))
+            break; /* others are queued: get in line */
+        if ((v & COUNT) && park_sem_try_acquire(s))
             return true;
     } while (park__spin(&spin));
     return park_sem_try_acquire(s);
@@ -110,17 +232,30 @@ static bool acquire_spin(park_sem_t *s)
 
 int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
 {
-    struct acquire_ctx c = {.s = s};
+    struct acquire_ctx c = {.s = s, .woken = false};
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    if (!fifo(s))
+        w.since = park_now(); /* kept when a woken waiter re-queues */
     for (;;) {
-        if (acquire_spin(s))
+        if (c.woken ? park_sem_try_acquire(s) : acquire_spin(s)) {
+            if (c.woken)
+                retire(s);
             return 0;
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
+        }
+        if (deadline != PARK_FOREVER && park_now() >= deadline) {
+            if (c.woken)
+                retire(s);
             return ETIMEDOUT;
-        park__waiter_t w;
-        park__waiter_init(&w, 1);
-        switch (park__wait(s, &w, 0, &acquire_ops, &c, deadline)) {
+        }
+        /* A woken waiter that lost to a barger re-queues at the front. */
+        unsigned flags = c.woken ? PARK__WAIT_FRONT : 0;
+        switch (park__wait(s, &w, flags, &acquire_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
-            return 0; /* the permit was handed to us */
+            if (w.grant == GRANT_HANDOFF)
+                return 0;   /* the permit was handed to us */
+            c.woken = true; /* woken to retry */
+            break;
         case PARK__WAIT_TIMEDOUT:
             return ETIMEDOUT;
         default:
@@ -136,25 +271,28 @@ int park_sem_acquire_until(park_sem_t *s, park_time_t deadline)
     return park__sem_acquire_slow(s, deadline);
 }
 
+/* ---- releasing --------------------------------------------------------------- */
+
 struct release_ctx {
     park_sem_t *s;
     uint32_t n; /* permits still to hand out */
     int result;
 };
 
-static unsigned release_select(void *ctx, park__waiter_t *w)
+/* FIFO: every permit to the queue head(s). */
+static unsigned fifo_select(void *ctx, park__waiter_t *w)
 {
     struct release_ctx *r = ctx;
-    (void)w;
+    w->grant = GRANT_HANDOFF;
     r->n--;
     return r->n ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
-static void release_finish(void *ctx, bool more)
+static void fifo_finish(void *ctx, bool more)
 {
     struct release_ctx *r = ctx;
     park_sem_t *s = r->s;
-    uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     if (v & W) {
         /* W -> W (waiters remain, so every permit was granted) or W -> n.
          * release: pairs with the acquire of whoever takes the leftover
@@ -165,28 +303,25 @@ static void release_finish(void *ctx, bool more)
     }
     /* The queue emptied (timeouts) between our look and the bucket lock,
      * so nobody was granted: add to the count like the fast path. */
-    if (r->n > s->max_ - v) {
-        r->result = EOVERFLOW;
-        return;
-    }
-    /* c -> c+n; release: pairs with the acquire in park_sem_try_acquire. */
-    while (!__atomic_compare_exchange_n(&s->state_, &v, v + r->n, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED)) {
-        if (r->n > s->max_ - v) {
+    uint32_t max = max_of(s);
+    do {
+        if (r->n > max - (v & COUNT)) {
             r->result = EOVERFLOW;
             return;
         }
-    }
+        /* c -> c+n; release: pairs with the acquire in park_sem_try_acquire. */
+    } while (!__atomic_compare_exchange_n(&s->state_, &v, v + r->n, true, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
 }
 
 int park__sem_release_slow(park_sem_t *s, uint32_t n)
 {
     if (n == 0)
         return EINVAL;
-    uint32_t max = s->max_;
-    uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    uint32_t max = max_of(s);
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     while (!(v & W)) {
-        if (n > max - v)
+        if (n > max - (v & COUNT))
             return EOVERFLOW;
         /* c -> c+n; release: pairs with the acquire in park_sem_try_acquire. */
         if (__atomic_compare_exchange_n(&s->state_, &v, v + n, true, __ATOMIC_RELEASE,
@@ -194,9 +329,14 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
             return 0;
     }
     if (n > max)
-        return EOVERFLOW; /* the count is 0 while waiters queue */
-    struct release_ctx r = {.s = s, .n = n};
-    park__unpark(s, release_select, release_finish, &r);
+        return EOVERFLOW;
+    if (fifo(s)) {
+        struct release_ctx r = {.s = s, .n = n};
+        park__unpark(s, fifo_select, fifo_finish, &r);
+        return r.result;
+    }
+    struct wake_ctx r = {.s = s, .n = n};
+    park__unpark(s, wake_select, wake_finish, &r);
     return r.result;
 }
 

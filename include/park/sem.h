@@ -1,11 +1,20 @@
-/* park/sem.h: a counting semaphore, strictly FIFO.
+/* park/sem.h: a counting semaphore, barging with bounded unfairness by
+ * default, strictly FIFO as an option.
  *
- * 8 bytes. While anyone is queued, a release hands its permits to the queue
- * head(s) in arrival order and a new acquirer queues behind them; only with
- * an empty queue does an acquirer take a permit directly. A release wakes
- * exactly as many waiters as it has permits for. A timed-out waiter never
- * swallows a permit: either it was handed one (and the wait succeeds) or the
- * permit goes to the next waiter or back to the count.
+ * 16 bytes. Default (PARK_SEM_INIT, park_sem_init): queued waiters are
+ * woken in arrival order, one at a time, and a running thread may take a
+ * free permit ahead of a woken waiter (no context switch per acquisition
+ * when waiters outnumber CPUs); but once the oldest waiter has waited about
+ * 1 ms, released permits go to the queue head directly, so nobody starves.
+ * Strict FIFO (PARK_SEM_INIT_FIFO, park_sem_init_fifo): while anyone is
+ * queued, a release hands its permits to the queue head(s) in arrival
+ * order and a new acquirer queues behind them; a release wakes exactly as
+ * many waiters as it has permits for. (Strict FIFO hand-off convoys when
+ * waiters outnumber CPUs: every acquisition then waits for a context
+ * switch.) Asynchronous acquisitions queue in arrival order and are handed
+ * their permits in both modes. In both, a timed-out waiter never swallows a
+ * permit: either it was handed one (and the wait succeeds) or the permit
+ * goes to the next waiter or back to the count.
  *
  * Uncontended acquire and release are one compare-and-swap each, inlined.
  * Waiters park in park's shared wait queue (no CPU, no allocation).
@@ -27,43 +36,58 @@ PARK_BEGIN_DECLS
 #define PARK_SEM_VALUE_MAX ((uint32_t)INT32_MAX)
 
 typedef struct park_sem {
-    uint32_t state_; /* private: see lib/sem.c */
-    uint32_t max_;   /* private */
+    uint64_t state_; /* private: see lib/sem.c */
+    uint32_t max_;   /* private: the maximum, and the FIFO flag */
+    uint32_t pad_;   /* private */
 } park_sem_t;
 
-/* Static initialiser: `initial` free permits, at most `max` (constants with
- * 0 < max <= PARK_SEM_VALUE_MAX and initial <= max; not checked). */
+/* Private: the state word holds the free permits (low 32 bits), a "queue
+ * not empty" bit and a "woken waiter on its way" bit; max_ holds the
+ * maximum and the FIFO flag. lib/sem.c documents the machine. */
+#define PARK__SEM_COUNT_MASK 0xffffffffull
+#define PARK__SEM_WAITERS (1ull << 32)
+#define PARK__SEM_WOKEN (1ull << 33)
+#define PARK__SEM_FIFO 0x80000000u
+#define PARK__SEM_MAX_MASK 0x7fffffffu
+
+/* Static initialisers: `initial` free permits, at most `max` (constants
+ * with 0 < max <= PARK_SEM_VALUE_MAX and initial <= max; not checked).
+ * PARK_SEM_INIT barges with bounded unfairness; PARK_SEM_INIT_FIFO is
+ * strictly FIFO. */
 #define PARK_SEM_INIT(initial, max)                                                                \
     {                                                                                              \
-        (uint32_t)(initial), (uint32_t)(max)                                                       \
+        (uint64_t)(initial), (uint32_t)(max), 0                                                    \
     }
-
-/* Private: the state word holds the free permits and a "queue not empty"
- * bit; lib/sem.c documents the machine. */
-#define PARK__SEM_WAITERS 0x80000000u
-#define PARK__SEM_COUNT_MASK 0x7fffffffu
+#define PARK_SEM_INIT_FIFO(initial, max)                                                           \
+    {                                                                                              \
+        (uint64_t)(initial), (uint32_t)(max) | PARK__SEM_FIFO, 0                                   \
+    }
 
 /* Private: out-of-line slow paths of the inline functions below. */
 PARK_API int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline);
 PARK_API int park__sem_release_slow(park_sem_t *s, uint32_t n);
 
-/* Makes *s a semaphore with `initial` free permits and at most `max`:
- * 0, or EINVAL (max == 0, initial > max or max > PARK_SEM_VALUE_MAX; *s
- * unchanged). Not atomic: nobody may use *s meanwhile. */
+/* Makes *s a semaphore with `initial` free permits and at most `max`,
+ * barging with bounded unfairness (see the top): 0, or EINVAL (max == 0,
+ * initial > max or max > PARK_SEM_VALUE_MAX; *s unchanged). Not atomic:
+ * nobody may use *s meanwhile. */
 PARK_API int park_sem_init(park_sem_t *s, uint32_t initial, uint32_t max);
+
+/* As park_sem_init, strictly FIFO. */
+PARK_API int park_sem_init_fifo(park_sem_t *s, uint32_t initial, uint32_t max);
 
 /* Checks that nobody waits on *s: 0 or EBUSY (*s unchanged and usable).
  * Never blocks. */
 PARK_API int park_sem_destroy(park_sem_t *s);
 
-/* Takes a permit if one is free and nobody is queued: true (acquire
- * ordering) or false. Never blocks. */
+/* Takes a permit if one is free: true (acquire ordering) or false. A
+ * FIFO semaphore has none free while anyone is queued, so there this never
+ * overtakes a waiter; by default it may (barging), except while a permit
+ * is owed to a waiter that has waited about 1 ms. Never blocks. */
 static inline bool park_sem_try_acquire(park_sem_t *s)
 {
-    uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-    /* The count is 0 whenever the WAITERS bit is set, so one test covers
-     * both "no permit" and "someone is queued". */
-    while (v != 0 && !(v & PARK__SEM_WAITERS)) {
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    while (v & PARK__SEM_COUNT_MASK) {
         /* acquire: pairs with the release in park_sem_release. */
         if (__atomic_compare_exchange_n(&s->state_, &v, v - 1, true, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED))
@@ -72,7 +96,7 @@ static inline bool park_sem_try_acquire(park_sem_t *s)
     return false;
 }
 
-/* Takes a permit, blocking in FIFO order until one is handed over.
+/* Takes a permit, blocking until one is free (default) or handed over.
  * Acquire ordering. */
 static inline void park_sem_acquire(park_sem_t *s)
 {
@@ -87,14 +111,16 @@ static inline void park_sem_acquire(park_sem_t *s)
  * free right now is taken even when the deadline has passed. */
 PARK_API int park_sem_acquire_until(park_sem_t *s, park_time_t deadline);
 
-/* Releases n permits, handing them to queued waiters first: 0, EINVAL
- * (n == 0), or EOVERFLOW (count + n > max; nothing released). Release
- * ordering. Does not block (it may wake up to n waiters). */
+/* Releases n permits: 0, EINVAL (n == 0), or EOVERFLOW (count + n > max;
+ * nothing released). FIFO: handed to queued waiters first, waking up to n
+ * of them. Default: added to the count, waking the oldest waiter unless a
+ * woken one is already on its way, or handed to waiters that have waited
+ * about 1 ms. Release ordering. Does not block. */
 static inline int park_sem_release(park_sem_t *s, uint32_t n)
 {
-    uint32_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-    uint32_t max = s->max_;
-    while (!(v & PARK__SEM_WAITERS) && n != 0 && n <= max - v) {
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    uint64_t max = s->max_ & PARK__SEM_MAX_MASK;
+    while (!(v & PARK__SEM_WAITERS) && n != 0 && n <= max - (v & PARK__SEM_COUNT_MASK)) {
         /* release: pairs with the acquire in park_sem_try_acquire. */
         if (__atomic_compare_exchange_n(&s->state_, &v, v + n, true, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
@@ -103,14 +129,15 @@ static inline int park_sem_release(park_sem_t *s, uint32_t n)
     return park__sem_release_slow(s, n);
 }
 
-/* The number of free permits right now (0 while anyone is queued). A
- * snapshot for monitoring; relaxed ordering. */
+/* The number of free permits right now (FIFO: 0 while anyone is queued).
+ * A snapshot for monitoring; relaxed ordering. */
 PARK_API uint32_t park_sem_count(const park_sem_t *s);
 
 /* Acquires a permit asynchronously: a task that completes with error 0 on
  * `pool`'s terms once a permit is its own (it then owns the permit, and
  * whoever holds the task releases it with park_sem_release). The task
- * waits in the same FIFO queue as blocking acquirers. Uncontended, the
+ * waits in the same queue as blocking acquirers, in arrival order, and is
+ * handed its permit (it never barges). Uncontended, the
  * permit is taken at once and the result is a shared, already completed
  * task (no allocation, no shared write; retain/release are free). Cancel
  * a pending acquisition with park_task_cancel (0: it left the queue and

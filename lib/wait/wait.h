@@ -63,6 +63,19 @@ struct park__waiter {
     void (*notify)(park__waiter_t *w);
 };
 
+/* The wake policy's bound on unfairness (DESIGN.md rule 7): a running
+ * thread may barge ahead of a woken waiter, but a waiter that has waited
+ * this long is handed what it waits for directly. */
+#define PARK__FAIR_NS 1000000u
+
+/* True if w is owed a direct hand-off at `now`: an asynchronous waiter
+ * (it cannot retry), or a thread that has waited PARK__FAIR_NS since
+ * w->since. */
+static inline bool park__wait_owed(const park__waiter_t *w, park_time_t now)
+{
+    return w->notify || now - w->since >= PARK__FAIR_NS;
+}
+
 /* Makes *w a fresh thread waiter asking for `want`, with since = 0. */
 void park__waiter_init(park__waiter_t *w, uintptr_t want);
 

@@ -16,6 +16,15 @@
 
 #include "test.h"
 
+/* Each test runs on a default (barging) semaphore and, as *_fifo, on a
+ * strictly FIFO one. */
+static bool fifo_mode;
+
+static int init_sem(park_sem_t *s, uint32_t initial, uint32_t max)
+{
+    return fifo_mode ? park_sem_init_fifo(s, initial, max) : park_sem_init(s, initial, max);
+}
+
 /* Waits (yielding, not sleeping: nanosleep overshoots by tens of us) until
  * the clock reaches t. Choreography only. */
 static void spin_until(park_time_t t)
@@ -89,7 +98,7 @@ static void *tw_waiter_main(void *arg)
 
 static void tw_round(struct tw *r, uint64_t round)
 {
-    ASSERT_EQ(park_sem_init(&r->s, 0, TW_WAITERS), 0);
+    ASSERT_EQ(init_sem(&r->s, 0, TW_WAITERS), 0);
     atomic_store(&r->acquired, 0);
     atomic_store(&r->timed_out, 0);
     r->start = park_now();
@@ -163,8 +172,9 @@ static void tr_waiter(struct tr *r, uint64_t *rng)
         pthread_barrier_wait(&r->begin);
         /* Now and then a deadline already passed: it still takes a permit
          * that is free right then. */
-        park_time_t deadline =
-            test_rng_below(rng, 8) == 0 ? park_now() - 1 : park_now() + test_rng_below(rng, TR_WINDOW_NS);
+        park_time_t deadline = test_rng_below(rng, 8) == 0
+                                   ? park_now() - 1
+                                   : park_now() + test_rng_below(rng, TR_WINDOW_NS);
         if (timed_acquire(&r->s, deadline))
             atomic_fetch_add(&r->acquired, 1);
         pthread_barrier_wait(&r->end);
@@ -216,7 +226,7 @@ TEST(sem_timeouts_racing_releases_lose_no_permit)
 {
     struct tr r;
     memset(&r, 0, sizeof r);
-    ASSERT_EQ(park_sem_init(&r.s, 0, TR_MAX_INITIAL + TR_MAX_RELEASES), 0);
+    ASSERT_EQ(init_sem(&r.s, 0, TR_MAX_INITIAL + TR_MAX_RELEASES), 0);
     r.rounds = test_scaled(2500); /* 10^4 timed waits */
     ASSERT_EQ(pthread_barrier_init(&r.begin, NULL, TR_WAITERS + 1), 0);
     ASSERT_EQ(pthread_barrier_init(&r.end, NULL, TR_WAITERS + 1), 0);
@@ -266,6 +276,7 @@ static void *bin_thread_main(void *arg)
 TEST(sem_binary_semaphore_excludes_like_a_lock)
 {
     struct bin b = {PARK_SEM_INIT(1, 1), test_scaled(BIN_ITERATIONS), 0};
+    ASSERT_EQ(init_sem(&b.s, 1, 1), 0);
     struct bin *args[BIN_THREADS];
     for (unsigned i = 0; i < BIN_THREADS; i++)
         args[i] = &b;
@@ -350,7 +361,7 @@ TEST(sem_permits_never_exceeded_with_batch_release)
 {
     struct pn p;
     memset(&p, 0, sizeof p);
-    ASSERT_EQ(park_sem_init(&p.s, PN_PERMITS, PN_PERMITS), 0);
+    ASSERT_EQ(init_sem(&p.s, PN_PERMITS, PN_PERMITS), 0);
     p.iterations = test_scaled(PN_ITERATIONS);
     struct pn_thread t[PN_THREADS];
     for (unsigned i = 0; i < PN_THREADS; i++)
@@ -443,7 +454,7 @@ TEST(sem_mixed_blocking_try_and_timed_acquires_conserve_permits)
     struct mx m;
     m.per_consumer = test_scaled(MX_PER_CONSUMER);
     uint64_t total = MX_CONSUMERS * m.per_consumer;
-    ASSERT_EQ(park_sem_init(&m.s, MX_INITIAL, (uint32_t)(total + MX_INITIAL)), 0);
+    ASSERT_EQ(init_sem(&m.s, MX_INITIAL, (uint32_t)(total + MX_INITIAL)), 0);
     struct mx_thread t[MX_CONSUMERS + 1];
     memset(t, 0, sizeof t);
     for (unsigned i = 0; i <= MX_CONSUMERS; i++) {
@@ -469,12 +480,132 @@ TEST(sem_mixed_blocking_try_and_timed_acquires_conserve_permits)
     ASSERT_EQ(park_sem_destroy(&m.s), 0);
 }
 
+/* ---- a re-acquiring hog does not starve a waiter (default mode) ---------- */
+
+#define HOG_WAITS 200
+#define HOG_HOLD_NS (100u * US) /* much longer than a waiter's spin */
+#define HOG_CAP_MS 10000u       /* scaled; the hog gives up after this */
+#define HOG_CAP_LIMIT_MS 45000u /* stays below the 60 s watchdog */
+#define HOG_WORST_LIMIT_NS (1000u * MS)
+#define HOG_MEDIAN_LIMIT_NS (10u * MS)
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct hog {
+    park_sem_t s;
+    atomic_bool stop;
+    atomic_bool holding; /* the hog holds the permit */
+    atomic_bool capped;  /* the hog gave up at `cap` */
+    park_time_t cap;
+};
+
+static void *hog_main(void *arg)
+{
+    struct hog *h = *(struct hog **)arg;
+    for (uint64_t rounds = 1; !atomic_load_explicit(&h->stop, memory_order_relaxed); rounds++) {
+        park_sem_acquire(&h->s);
+        atomic_store_explicit(&h->holding, true, memory_order_relaxed);
+        park_time_t until = park_now() + HOG_HOLD_NS;
+        while (park_now() < until) {
+        }
+        atomic_store_explicit(&h->holding, false, memory_order_relaxed);
+        ASSERT_EQ(park_sem_release(&h->s, 1), 0);
+        if (rounds % 64 == 0 && park_now() >= h->cap) {
+            atomic_store(&h->capped, true);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Each of the waiter's acquisitions starts while the hog holds the only
+ * permit, and the hog takes it again right after each release: only the
+ * hand-off to a waiter that has waited about 1 ms lets the waiter in. */
+TEST(sem_reacquiring_hog_does_not_starve_a_waiter)
+{
+    struct hog h;
+    memset(&h, 0, sizeof h);
+    ASSERT_EQ(park_sem_init(&h.s, 1, 1), 0);
+    uint64_t cap_ms = test_scaled(HOG_CAP_MS);
+    h.cap = park_deadline_in((cap_ms < HOG_CAP_LIMIT_MS ? cap_ms : HOG_CAP_LIMIT_MS) * MS);
+    struct hog *arg = &h;
+    test_threads_t *hog = test_threads_start(1, hog_main, &arg, sizeof arg);
+    uint64_t k = test_scaled(HOG_WAITS), done = 0;
+    uint64_t *waits = calloc(k, sizeof *waits);
+    ASSERT_TRUE(waits != NULL);
+    for (; done < k && !atomic_load(&h.capped); done++) {
+        while (!atomic_load_explicit(&h.holding, memory_order_relaxed) && !atomic_load(&h.capped))
+            sched_yield();
+        park_time_t t0 = park_now();
+        park_sem_acquire(&h.s);
+        waits[done] = park_now() - t0;
+        ASSERT_EQ(park_sem_release(&h.s, 1), 0);
+    }
+    atomic_store(&h.stop, true);
+    test_threads_join(hog);
+    ASSERT_EQ(done, k); /* the hog was not stopped by its cap first */
+    qsort(waits, k, sizeof *waits, cmp_u64);
+    uint64_t median = waits[k / 2], worst = waits[k - 1];
+    printf("     waits: median %.2f ms, worst %.2f ms\n", median / 1e6, worst / 1e6);
+    free(waits);
+    /* Without the hand-off the median is tens of milliseconds (the waiter
+     * must win a race against a thread that is already running). */
+    ASSERT_LT(median, HOG_MEDIAN_LIMIT_NS);
+    ASSERT_LT(worst, HOG_WORST_LIMIT_NS);
+    ASSERT_EQ(park_sem_count(&h.s), 1);
+}
+
+TEST(sem_timed_waiters_get_exactly_the_permits_released_while_they_wait_fifo)
+{
+    fifo_mode = true;
+    sem_timed_waiters_get_exactly_the_permits_released_while_they_wait();
+    fifo_mode = false;
+}
+
+TEST(sem_timeouts_racing_releases_lose_no_permit_fifo)
+{
+    fifo_mode = true;
+    sem_timeouts_racing_releases_lose_no_permit();
+    fifo_mode = false;
+}
+
+TEST(sem_binary_semaphore_excludes_like_a_lock_fifo)
+{
+    fifo_mode = true;
+    sem_binary_semaphore_excludes_like_a_lock();
+    fifo_mode = false;
+}
+
+TEST(sem_permits_never_exceeded_with_batch_release_fifo)
+{
+    fifo_mode = true;
+    sem_permits_never_exceeded_with_batch_release();
+    fifo_mode = false;
+}
+
+TEST(sem_mixed_blocking_try_and_timed_acquires_conserve_permits_fifo)
+{
+    fifo_mode = true;
+    sem_mixed_blocking_try_and_timed_acquires_conserve_permits();
+    fifo_mode = false;
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(sem_timed_waiters_get_exactly_the_permits_released_while_they_wait),
     TEST_ENTRY(sem_timeouts_racing_releases_lose_no_permit),
     TEST_ENTRY(sem_binary_semaphore_excludes_like_a_lock),
     TEST_ENTRY(sem_permits_never_exceeded_with_batch_release),
     TEST_ENTRY(sem_mixed_blocking_try_and_timed_acquires_conserve_permits),
+    TEST_ENTRY(sem_reacquiring_hog_does_not_starve_a_waiter),
+    TEST_ENTRY(sem_timed_waiters_get_exactly_the_permits_released_while_they_wait_fifo),
+    TEST_ENTRY(sem_timeouts_racing_releases_lose_no_permit_fifo),
+    TEST_ENTRY(sem_binary_semaphore_excludes_like_a_lock_fifo),
+    TEST_ENTRY(sem_permits_never_exceeded_with_batch_release_fifo),
+    TEST_ENTRY(sem_mixed_blocking_try_and_timed_acquires_conserve_permits_fifo),
 };
 
 int main(int argc, char **argv)

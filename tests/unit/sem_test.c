@@ -311,10 +311,10 @@ TEST(sem_release_beyond_max_with_waiters_fails_and_grants_nothing)
     ASSERT_EQ(park_sem_count(&s), 1);
 }
 
-TEST(sem_release_n_wakes_exactly_n_of_m_waiters)
+TEST(sem_fifo_release_n_wakes_exactly_n_of_m_waiters)
 {
     enum { M = 5, N = 2 };
-    park_sem_t s = PARK_SEM_INIT(0, M);
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, M);
     atomic_int returned = 0;
     struct acquirer a[M];
     test_threads_t *t[M];
@@ -347,10 +347,10 @@ TEST(sem_release_beyond_the_waiters_grants_all_and_counts_the_rest)
     ASSERT_EQ(park_sem_count(&s), 5);
 }
 
-TEST(sem_waiters_are_granted_in_arrival_order)
+TEST(sem_fifo_waiters_are_granted_in_arrival_order)
 {
     enum { N = 5 };
-    park_sem_t s = PARK_SEM_INIT(0, N);
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, N);
     atomic_int returned = 0;
     struct acquirer a[N];
     test_threads_t *t[N];
@@ -365,9 +365,9 @@ TEST(sem_waiters_are_granted_in_arrival_order)
     ASSERT_EQ(park_sem_count(&s), 0);
 }
 
-TEST(sem_try_acquire_fails_while_waiters_are_queued)
+TEST(sem_fifo_try_acquire_fails_while_waiters_are_queued)
 {
-    park_sem_t s = PARK_SEM_INIT(0, 3);
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 3);
     atomic_int returned = 0;
     struct acquirer a[2];
     test_threads_t *t[2];
@@ -386,9 +386,9 @@ TEST(sem_try_acquire_fails_while_waiters_are_queued)
     ASSERT_EQ(atomic_load(&returned), 2);
 }
 
-TEST(sem_acquire_until_does_not_take_a_permit_handed_to_a_waiter)
+TEST(sem_fifo_acquire_until_does_not_take_a_permit_handed_to_a_waiter)
 {
-    park_sem_t s = PARK_SEM_INIT(0, 3);
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 3);
     struct acquirer a[2];
     test_threads_t *t[2];
     queue_acquirers(&s, a, t, 2, NULL);
@@ -441,9 +441,9 @@ TEST(sem_count_reports_free_permits)
     ASSERT_EQ(park_sem_count(&s), 0);
 }
 
-TEST(sem_count_is_zero_while_waiters_are_queued)
+TEST(sem_fifo_count_is_zero_while_waiters_are_queued)
 {
-    park_sem_t s = PARK_SEM_INIT(0, 4);
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
     struct acquirer a[2];
     test_threads_t *t[2];
     queue_acquirers(&s, a, t, 2, NULL);
@@ -553,7 +553,71 @@ TEST(sem_never_admits_more_holders_than_permits)
     ASSERT_EQ(park_sem_destroy(&p.s), 0);
 }
 
+TEST(sem_init_fifo_rejects_what_init_rejects_and_changes_nothing)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(1, 2);
+    ASSERT_EQ(park_sem_init_fifo(&s, 0, 0), EINVAL);
+    ASSERT_EQ(park_sem_init_fifo(&s, 3, 2), EINVAL);
+    ASSERT_EQ(park_sem_init_fifo(&s, 0, PARK_SEM_VALUE_MAX + 1u), EINVAL);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    ASSERT_EQ(park_sem_init_fifo(&s, 2, PARK_SEM_VALUE_MAX), 0);
+    ASSERT_EQ(park_sem_count(&s), 2);
+}
+
+TEST(sem_init_fifo_makes_a_fifo_semaphore)
+{
+    park_sem_t s;
+    ASSERT_EQ(park_sem_init_fifo(&s, 0, 2), 0);
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_FALSE(park_sem_try_acquire(&s)); /* handed to the waiter */
+    join_all(t, 1);
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+/* Default mode: a waiter that has waited about 1 ms is owed the next
+ * permit, so a running thread cannot take it (no barging while a hand-off
+ * is owed). */
+TEST(sem_default_hands_a_released_permit_to_a_waiter_older_than_1ms)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 2);
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    test_sleep_ns(3 * MS); /* choreography: the waiter is owed a hand-off */
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_count(&s), 0);
+    join_all(t, 1);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+/* Default mode: permits released beyond what a woken waiter needs stay
+ * free for anyone (they are not parked in the queue). */
+TEST(sem_default_release_of_more_permits_than_waiters_leaves_them_free)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    ASSERT_EQ(park_sem_release(&s, 3), 0);
+    ASSERT_TRUE(park_sem_try_acquire(&s)); /* at least 2 stay free */
+    ASSERT_TRUE(park_sem_try_acquire(&s));
+    join_all(t, 1);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 4), 0);
+    ASSERT_EQ(park_sem_release(&s, 1), EOVERFLOW);
+    ASSERT_EQ(park_sem_count(&s), 4);
+}
+
 static const test_case_t tests[] = {
+    TEST_ENTRY(sem_init_fifo_rejects_what_init_rejects_and_changes_nothing),
+    TEST_ENTRY(sem_init_fifo_makes_a_fifo_semaphore),
+    TEST_ENTRY(sem_default_hands_a_released_permit_to_a_waiter_older_than_1ms),
+    TEST_ENTRY(sem_default_release_of_more_permits_than_waiters_leaves_them_free),
     TEST_ENTRY(sem_size_is_at_most_32_bytes),
     TEST_ENTRY(sem_static_initializer_sets_count_and_max),
     TEST_ENTRY(sem_init_sets_count_and_max),
@@ -574,15 +638,15 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_release_zero_with_waiters_is_einval_and_grants_nothing),
     TEST_ENTRY(sem_release_beyond_max_fails_and_keeps_count),
     TEST_ENTRY(sem_release_beyond_max_with_waiters_fails_and_grants_nothing),
-    TEST_ENTRY(sem_release_n_wakes_exactly_n_of_m_waiters),
+    TEST_ENTRY(sem_fifo_release_n_wakes_exactly_n_of_m_waiters),
     TEST_ENTRY(sem_release_beyond_the_waiters_grants_all_and_counts_the_rest),
-    TEST_ENTRY(sem_waiters_are_granted_in_arrival_order),
-    TEST_ENTRY(sem_try_acquire_fails_while_waiters_are_queued),
-    TEST_ENTRY(sem_acquire_until_does_not_take_a_permit_handed_to_a_waiter),
+    TEST_ENTRY(sem_fifo_waiters_are_granted_in_arrival_order),
+    TEST_ENTRY(sem_fifo_try_acquire_fails_while_waiters_are_queued),
+    TEST_ENTRY(sem_fifo_acquire_until_does_not_take_a_permit_handed_to_a_waiter),
     TEST_ENTRY(sem_destroy_without_waiters_returns_zero),
     TEST_ENTRY(sem_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(sem_count_reports_free_permits),
-    TEST_ENTRY(sem_count_is_zero_while_waiters_are_queued),
+    TEST_ENTRY(sem_fifo_count_is_zero_while_waiters_are_queued),
     TEST_ENTRY(sem_timed_out_waiter_behind_another_leaves_it_and_the_count_intact),
     TEST_ENTRY(sem_timed_out_waiter_ahead_of_another_leaves_it_and_the_count_intact),
     TEST_ENTRY(sem_never_admits_more_holders_than_permits),
