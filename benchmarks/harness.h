@@ -83,6 +83,17 @@ double ticks_to_ns(uint64_t t);
 // Local arithmetic between operations: a dependent chain of multiply-adds,
 // about 50-100 ns on current x86 cores. The empty asm keeps the compiler
 // from folding the chain.
+// `rounds` rounds of an LCG: work outside a critical section in the
+// contention sweeps.
+inline uint64_t lcg_rounds(uint64_t x, int rounds)
+{
+    for (int i = 0; i < rounds; ++i) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        asm volatile("" : "+r"(x));
+    }
+    return x;
+}
+
 inline uint64_t local_work(uint64_t x)
 {
     for (int i = 0; i < 64; ++i) {

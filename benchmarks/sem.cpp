@@ -1,6 +1,7 @@
 // benchmarks/sem.cpp: the counting semaphore family.
 //
-// Contenders (policy structs): park (park_sem_t), sem_t (POSIX), std
+// Contenders (policy structs): park (park_sem_t, default: barging with
+// bounded unfairness), park_fifo (strictly FIFO), sem_t (POSIX), std
 // (std::counting_semaphore, baselines/std_semaphore.cpp) and condvar (the
 // textbook mutex + condition variable semaphore,
 // baselines/condvar_semaphore.h). Each provides, over its sem_type:
@@ -14,6 +15,11 @@
 //   contended     T threads share kPermits permits: acquire, update two
 //                 shared cache lines, release, local work; windowed, with
 //                 fairness and worst wait.
+//   sweep_kK      the contention sweep: T threads through a semaphore of K
+//                 permits (K = 1, 2; T = 2, 4, 8, 16) that shares its cache
+//                 line only with the counter it guards: acquire, 4
+//                 increments, release, 50 LCG rounds outside; windowed,
+//                 with fairness and worst wait.
 //   handoff       two threads ping-pong through two zero-permit semaphores:
 //                 A releases `ping` and acquires `pong`, B acquires `ping`
 //                 and releases `pong`; windowed, round-trip latency
@@ -64,6 +70,14 @@ struct Park {
     static void release(sem_type &s)
     {
         (void)park_sem_release(&s, 1);
+    }
+};
+
+struct ParkFifo : Park {
+    static constexpr const char *name = "park_fifo";
+    static void init(sem_type &s, uint32_t permits)
+    {
+        (void)park_sem_init_fifo(&s, permits, PARK_SEM_VALUE_MAX);
     }
 };
 
@@ -146,7 +160,7 @@ template <class... Cs> struct List {
 };
 
 // The contender table: every scenario below runs for each entry, in order.
-using Contenders = List<Park, PosixSem, Std, Condvar>;
+using Contenders = List<Park, ParkFifo, PosixSem, Std, Condvar>;
 
 // ---- shared state -------------------------------------------------------
 
@@ -211,6 +225,55 @@ template <class C> void contended(benchmark::State &state, int threads)
     }
     C::destroy(g->sem.s);
     if (g->excess.load() || g->hits.n.load() != r.total_ops())
+        state.SkipWithError("more holders than permits, or lost updates");
+    bench::report_contended(state, r);
+}
+
+// The sweep's semaphore and the data it guards, alone on one cache line.
+template <class C> struct alignas(64) Guarded {
+    typename C::sem_type s;
+    uint64_t counter; // guarded by s when it has one permit
+    std::atomic<uint64_t> inside{0};
+};
+
+constexpr int kSweepPermits[] = {1, 2};
+constexpr int kSweepThreads[] = {2, 4, 8, 16};
+constexpr int kSweepOutside = 50; // LCG rounds outside the critical section
+
+template <class C> void sweep(benchmark::State &state, uint32_t permits, int threads)
+{
+    auto g = std::make_unique<Guarded<C>>();
+    C::init(g->s, permits);
+    std::atomic<bool> excess{false};
+    std::atomic<uint64_t> hits{0};
+    bench::WindowResult r;
+    for (auto _ : state) {
+        r = bench::run_window(threads, [&](bench::Window &w, int index) {
+            uint64_t x = static_cast<uint64_t>(index) + 1, ops = 0, worst = 0;
+            w.start();
+            while (w.running()) {
+                uint64_t t0 = bench::ticks();
+                C::acquire(g->s);
+                worst = std::max(worst, bench::ticks_since(t0));
+                // relaxed: the semaphore orders them; `inside` checks the count.
+                if (g->inside.fetch_add(1, std::memory_order_relaxed) >= permits)
+                    excess.store(true, std::memory_order_relaxed);
+                if (permits == 1)
+                    for (int i = 0; i < 4; ++i)
+                        benchmark::DoNotOptimize(++g->counter);
+                g->inside.fetch_sub(1, std::memory_order_relaxed);
+                C::release(g->s);
+                x = bench::lcg_rounds(x, kSweepOutside);
+                ++ops;
+            }
+            hits.fetch_add(ops, std::memory_order_relaxed);
+            benchmark::DoNotOptimize(x);
+            return bench::ThreadResult{ops, worst};
+        });
+        bench::set_time_per_op(state, r);
+    }
+    C::destroy(g->s);
+    if (excess.load() || (permits == 1 && g->counter != 4 * hits.load()))
         state.SkipWithError("more holders than permits, or lost updates");
     bench::report_contended(state, r);
 }
@@ -280,6 +343,12 @@ template <class... Cs> void register_all(List<Cs...>)
                              [t](benchmark::State &s) { contended<Cs>(s, t); }),
          ...);
     (bench::add_windowed(bench::row_name("sem", "handoff", Cs::name), handoff<Cs>), ...);
+    for (int k : kSweepPermits)
+        for (int t : kSweepThreads)
+            (bench::add_windowed(
+                 bench::row_name("sem", k == 1 ? "sweep_k1" : "sweep_k2", Cs::name, t),
+                 [k, t](benchmark::State &s) { sweep<Cs>(s, static_cast<uint32_t>(k), t); }),
+             ...);
 }
 
 } // namespace

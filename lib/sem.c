@@ -1,36 +1,35 @@
 /* lib/sem.c: park_sem, a counting semaphore: barging with bounded
  * unfairness by default, strictly FIFO as an option (max_ & FIFO).
- * Design notes: docs/design/sem.md.
+ * Design notes: docs/design/sem.md; protocol model: tests/model/sem.pml.
  *
- * State word (park_sem_t.state_): COUNT (low 32 bits) free permits;
- * W (WAITERS) waiters are queued in lib/wait under the semaphore's
- * address; K (WOKEN) a waiter woken to retry is on its way (default mode).
+ * State word (park_sem_t.state_): COUNT (low 32 bits) free permits; W
+ * (WAITERS) waiters are queued in lib/wait under the semaphore's address;
+ * K (WOKEN) a waiter woken to retry is on its way (default mode only).
  *
  *   FIFO invariant     W => COUNT == 0 (a newcomer queues behind)
- *   default invariant  W and COUNT > 0 => K, or a bucket-lock holder is
- *                      about to wake someone (no permit sits unused
- *                      while waiters sleep)
+ *   default invariant  W and COUNT > 0 => K, or the thread that stored
+ *                      that word is about to wake someone (wake: again)
  *
- * Transitions (c: COUNT; K and W only change under the bucket lock):
- *   acquire          c -> c-1 (c > 0)          CAS (fast path, inline)
- *   release n        c -> c+n (W clear)        CAS (fast path, inline)
- *   park (validate)  c=0 -> W[, K cleared]     CAS, bucket locked
+ * Transitions (c: COUNT):
+ *   acquire          c -> c-1 (c > 0)            CAS (fast path, inline)
+ *   release n        c -> c+n (W clear, or K)    CAS (no lock, no wake)
+ *   park (validate)  c=0 -> W[, K dropped]       CAS, bucket locked
+ *   take (woken)     c -> c-1, K dropped unless W and c-1 > 0 (then
+ *                    retire: bucket locked, K passed on or dropped)
  *   release n, W     FIFO: W -> W (n granted) or W -> r (queue emptied)
- *                    default: n-h handed to waiters owed a hand-off
- *                    (PARK__FAIR_NS, tasks); the rest c -> c+r; the
- *                    oldest thread woken to retry, K set, unless K was
- *                    already set                          CAS, bucket locked
- *   retire           K cleared by the woken waiter once it took a permit
- *                    or gave up; if W and c > 0 the next is woken (K)
- *   last waiter      W cleared                  bucket locked (timeout)
+ *   (no K)           default: permits handed to waiters owed them
+ *                    (PARK__FAIR_NS, tasks), the rest c -> c+r, the oldest
+ *                    thread woken to retry (K)      CAS, bucket locked
+ *   last waiter      W cleared                      bucket locked (timeout)
  *     leaves
  *
- * Under the bucket lock W and K are stable and, while W is set, COUNT can
- * only fall (bargers), so a release checks EOVERFLOW before it grants. A
- * granted waiter owns its permit from the moment it is dequeued (hand-off)
- * or retries like a newcomer, re-queueing at the front with its start time
- * (woken). A timed-out waiter either was dequeued first or leaves
- * ungranted: no permit is lost. */
+ * W changes only under the bucket lock. K is set only there; it is dropped
+ * there or by the woken waiter's take, and COUNT rises without the lock
+ * only while K is set: a locked wake whose final CAS finds W, free permits
+ * and no K runs again. A granted waiter owns its permit from the moment it
+ * is dequeued (hand-off) or retries like a newcomer, re-queueing at the
+ * front with its start time (woken). A timed-out waiter either was
+ * dequeued first or leaves ungranted: no permit is lost. */
 #include <errno.h>
 
 #include <park/sem.h>
@@ -133,6 +132,7 @@ struct wake_ctx {
     bool checked;    /* EOVERFLOW was checked under the bucket lock */
     bool retire;     /* K is the caller's to drop (retire) */
     bool woke;       /* a waiter was woken to retry: K stays set */
+    bool again;      /* the stored word has W, free permits and no K */
     int result;      /* 0 or EOVERFLOW */
     park_time_t now; /* for park__wait_owed */
 };
@@ -195,6 +195,13 @@ static void wake_finish(void *ctx, bool more)
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     uint64_t next;
     do {
+        if (r->n > max_of(s) - (v & COUNT)) {
+            /* Only releases racing each other past the maximum get here
+             * (one took the lockless path after wake_check looked): the
+             * excess is dropped rather than exceed the maximum. */
+            r->result = EOVERFLOW;
+            r->n = (uint32_t)(max_of(s) - (v & COUNT));
+        }
         next = (v & COUNT) + r->n;
         if (more)
             next |= W;
@@ -204,14 +211,54 @@ static void wake_finish(void *ctx, bool more)
          * granted waiters are ordered by the bucket lock. */
     } while (!__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_RELEASE,
                                           __ATOMIC_RELAXED));
+    /* K was dropped outside the lock (take_woken), or permits came without
+     * a lock (a release while K was set), after select looked: someone
+     * must be woken, so the caller runs the wake again. */
+    r->again = (next & W) && (next & COUNT) && !(next & K);
 }
 
-/* The woken waiter took a permit or gave up: K goes, and if permits are
- * free while others sleep, the next is woken (K again). */
+/* Runs the wake (park__unpark with wake_select and wake_finish) until the
+ * word it leaves needs no further wake. */
+static void wake(struct wake_ctx *r)
+{
+    for (;;) {
+        park__unpark(r->s, wake_select, wake_finish, r);
+        if (!r->again)
+            return;
+        r->n = 0;
+        r->retire = false; /* K was cleared by the pass that set `again` */
+        r->woke = false;
+        r->again = false;
+    }
+}
+
+/* The woken waiter took a permit with others to pass it on to, or gave
+ * up: K goes, and if permits are free while others sleep, the next is
+ * woken (K again). */
 static void retire(park_sem_t *s)
 {
     struct wake_ctx r = {.s = s, .retire = true};
-    park__unpark(s, wake_select, wake_finish, &r);
+    wake(&r);
+}
+
+/* The woken waiter's take: c -> c-1, dropping K in the same step unless
+ * permits remain for waiters still queued (then *pass: retire). */
+static bool take_woken(park_sem_t *s, bool *pass)
+{
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    while (v & COUNT) {
+        uint64_t next = v - 1;
+        bool passing = (v & W) && (next & COUNT);
+        if (!passing)
+            next &= ~K;
+        /* acquire: pairs with the release that freed the permit. */
+        if (__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            *pass = passing;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* Spins while nobody is queued (rule 6): true if it took a permit. */
@@ -238,8 +285,9 @@ int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
     if (!fifo(s))
         w.since = park_now(); /* kept when a woken waiter re-queues */
     for (;;) {
-        if (c.woken ? park_sem_try_acquire(s) : acquire_spin(s)) {
-            if (c.woken)
+        bool pass = false;
+        if (c.woken ? take_woken(s, &pass) : acquire_spin(s)) {
+            if (pass)
                 retire(s);
             return 0;
         }
@@ -320,7 +368,9 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
         return EINVAL;
     uint32_t max = max_of(s);
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-    while (!(v & W)) {
+    /* Without waiters, or (default mode) with a woken waiter on its way,
+     * which will take a permit or pass them on: no lock, no wake. */
+    while (!(v & W) || ((v & K) && !fifo(s))) {
         if (n > max - (v & COUNT))
             return EOVERFLOW;
         /* c -> c+n; release: pairs with the acquire in park_sem_try_acquire. */
@@ -336,7 +386,7 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
         return r.result;
     }
     struct wake_ctx r = {.s = s, .n = n};
-    park__unpark(s, wake_select, wake_finish, &r);
+    wake(&r);
     return r.result;
 }
 

@@ -178,18 +178,19 @@ run_case pool-no-kick-recheck   pool.pml    stranded  "-DJOINER -DWORKERS=0 -DNO
 
 # The default semaphore (lib/sem.c): barging with one woken waiter in flight
 # (K) and hand-off to a waiter owed it conserve permits and lose no
-# wake-up; a retire that does not pass K on, or a woken waiter that
-# re-queues keeping K, leaves sleepers beside a free permit.
+# wake-up; a retire that does not pass K on, a woken waiter that re-queues
+# keeping K, or a wake that does not run again when the word changed under
+# it, leaves sleepers beside a free permit.
 run_case sem                    sem.pml     pass        ""
 run_case sem-timeouts           sem.pml     pass        "-DTIMEOUTS"
 run_case sem-2-permits          sem.pml     pass        "-DPERMITS=2 -DTHREADS=4 -DROUNDS=1 -DTIMEOUTS"
 run_case sem-no-pass            sem.pml     lost-wakeup "-DTIMEOUTS -DNO_PASS"
 run_case sem-keep-k             sem.pml     lost-wakeup "-DKEEP_K"
+run_case sem-no-again           sem.pml     lost-wakeup "-DTIMEOUTS -DNO_AGAIN"
 
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
     run_case pool-joiner-2      pool.pml    pass      "-DJOINER" safety 26
-    run_case sem-2x4x2          sem.pml     pass      "-DPERMITS=2 -DTHREADS=4 -DROUNDS=2 -DTIMEOUTS" safety 26
     run_case mutex-3x3          mutex.pml pass        "-DITERS=3" safety 26
 fi
 

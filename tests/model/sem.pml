@@ -1,11 +1,15 @@
 /* tests/model/sem.pml: the default (barging) semaphore of lib/sem.c: one
  * woken waiter in flight (K), direct hand-off to a waiter that has waited
- * PARK__FAIR_NS, and the woken waiter's retire.
+ * PARK__FAIR_NS, releases without the lock while K is set, the woken
+ * waiter's take (dropping K) or retire (passing it on), and a wake that
+ * runs again when its final CAS leaves W, free permits and no K.
  *
  * State: count, W (waiters queued), K (a woken waiter is on its way). Each
  * atomic block is one step of the code: a CAS on the state word, or a
  * whole bucket-lock hold (validate + enqueue, a release's select + finish,
- * a retire). "Owed" (the head has waited PARK__FAIR_NS) is a
+ * a retire; a locked wake is two steps, select and finish, between which
+ * only the lock-free steps of others can run, and its grants reach the
+ * waiters after finish). "Owed" (the head has waited PARK__FAIR_NS) is a
  * nondeterministic choice, so every interleaving of ages is covered.
  *
  * With -DTIMEOUTS a woken waiter whose retry fails may give up (its
@@ -19,7 +23,9 @@
  *               permit is free (with TIMEOUTS: a waiter that gives up
  *               leaves a free permit and sleepers, and nobody to wake them)
  *   KEEP_K      a woken waiter that lost to a barger re-queues without
- *               dropping K: releases think someone is on the way */
+ *               dropping K: releases think someone is on the way
+ *   NO_AGAIN    a wake does not run again when K was dropped (or permits
+ *               came) outside the lock between its select and its CAS */
 
 #ifndef THREADS
 #define THREADS 3
@@ -40,14 +46,17 @@ bool W = 0;
 bool K = 0;
 byte holders = 0;
 byte handed = 0;       /* permits handed to waiters not yet awake */
+byte inflight = 0;     /* permits a locked release has yet to place */
 byte q[THREADS];       /* the queue, oldest first: thread ids */
 byte qlen = 0;
 byte grant[THREADS];   /* NONE until granted (then dequeued) */
+byte pend[THREADS];    /* granted under the lock, delivered after it */
+bool lock = 0;         /* the bucket lock, held from select to finish */
 
 /* Every permit is free, handed over, or held: never lost or duplicated. */
 inline conserve()
 {
-    assert(count + handed + holders == PERMITS && holders <= PERMITS)
+    assert(count + handed + holders + inflight == PERMITS && holders <= PERMITS)
 }
 
 inline enqueue_back(me)
@@ -77,25 +86,26 @@ inline dequeue_head()
     qlen--
 }
 
-/* wake_select + wake_finish: place n permits; retiring: K is ours. */
-inline wake(n, retiring)
+/* wake_select under the bucket lock: place n permits; ret: K is ours. */
+inline wake_select()
 {
+    !lock -> lock = 1;
     woke = 0;
     do
     :: qlen > 0 && (n > 0 || count > 0) ->
         if
         :: true -> /* the head is owed a hand-off */
             if
-            :: n > 0 -> n--
+            :: n > 0 -> n--; inflight--
             :: else -> count--
             fi;
             handed++;
-            grant[q[0]] = HANDOFF;
+            pend[q[0]] = HANDOFF;
             dequeue_head()
         :: true -> /* the head is young */
             if
-            :: !K || retiring ->
-                grant[q[0]] = RETRY;
+            :: !K || ret ->
+                pend[q[0]] = RETRY;
                 dequeue_head();
                 woke = 1
             :: else
@@ -104,44 +114,86 @@ inline wake(n, retiring)
         fi
     :: else -> break
     od;
+    more = qlen > 0
+}
+
+/* wake_finish: the CAS on the word (bucket still locked, but the word may
+ * have changed since select: a woken take, a lockless release). */
+inline wake_finish()
+{
     count = count + n;
-    W = qlen > 0;
-    K = woke || (K && !retiring);
-    conserve()
+    inflight = inflight - n;
+    W = more;
+    K = woke || (K && !ret);
+    again = W && count > 0 && !K;
+    conserve();
+    lock = 0;
+    /* park__unpark wakes the granted after unlocking */
+    for (k : 0 .. THREADS - 1) {
+        if
+        :: pend[k] != NONE -> grant[k] = pend[k]; pend[k] = NONE
+        :: else
+        fi
+    }
+}
+
+/* wake: park__unpark (select, then finish) until nothing more is owed. */
+inline wake()
+{
+    do
+    :: atomic { wake_select() };
+        atomic { wake_finish() };
+#ifndef NO_AGAIN
+        if
+        :: again -> n = 0; ret = 0
+        :: else -> break
+        fi
+#else
+        break
+#endif
+    od
 }
 
 inline retire()
 {
-    atomic {
 #ifndef NO_PASS
-        n = 0;
-        wake(n, 1)
+    n = 0;
+    ret = 1;
+    wake()
 #else
-        K = 0
+    atomic { K = 0 }
 #endif
-    }
 }
 
 proctype Thread(byte me)
 {
     byte r = 0, k, n;
-    bool woken = 0, got, woke;
+    bool woken = 0, got, woke, more, again, ret, pass;
     do
     :: r < ROUNDS ->
         /* ---- acquire ---- */
         do
-        :: atomic { /* park_sem_try_acquire (the spin's last try) */
+        :: atomic {
                 if
-                :: count > 0 -> count--; holders++; got = 1
+                :: count > 0 && !woken -> /* park_sem_try_acquire */
+                    count--; holders++; got = 1; pass = 0
+                :: count > 0 && woken -> /* take_woken */
+                    count--; holders++; got = 1;
+                    pass = W && count > 0;
+                    if
+                    :: !pass -> K = 0
+                    :: else
+                    fi
                 :: else -> got = 0
                 fi
             };
             if
             :: got ->
                 if
-                :: woken -> woken = 0; retire()
+                :: pass -> retire()
                 :: else
                 fi;
+                woken = 0;
                 break
 #ifdef TIMEOUTS
             :: !got && woken -> /* its deadline passed: it gives up */
@@ -152,6 +204,7 @@ proctype Thread(byte me)
             :: else
             fi;
             atomic { /* park__wait: validate and enqueue, bucket locked */
+                !lock;
                 if
                 :: count > 0 -> got = 0 /* retry */
                 :: else ->
@@ -190,10 +243,14 @@ proctype Thread(byte me)
             conserve();
             holders--;
             if
-            :: !W -> count++; conserve() /* the inline fast path */
-            :: else -> n = 1; wake(n, 0) /* bucket locked */
+            :: !W || K -> count++; conserve(); got = 0 /* no lock, no wake */
+            :: else -> got = 1; inflight++
             fi
         };
+        if
+        :: got -> n = 1; ret = 0; wake() /* bucket locked */
+        :: else
+        fi;
         r++;
 next:   skip
     :: else -> break
