@@ -192,7 +192,8 @@ static bool wait_for_run(uint32_t *state, uint32_t s, park_time_t deadline, int 
     park__waiter_t w;
     park__waiter_init(&w, 0);
     struct queue_ctx c = {.state = state};
-    switch (park__wait(state, &w, 0, &queue_ops, &c, deadline)) {
+    /* The run's waiters are released together: one wake for all. */
+    switch (park__wait(state, &w, PARK__WAIT_BATCH, &queue_ops, &c, deadline)) {
     case PARK__WAIT_GRANTED:
         *result = (int)(intptr_t)w.grant;
         return true;

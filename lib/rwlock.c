@@ -407,7 +407,8 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
             if (try_read(rw, &s))
                 return 0;
         }
-        switch (park__wait(rw, &w, 0, &read_ops, &c, deadline)) {
+        /* Readers are released as a batch: one wake for all. */
+        switch (park__wait(rw, &w, PARK__WAIT_BATCH, &read_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
             return 0; /* handed a read hold */
         case PARK__WAIT_TIMEDOUT:

@@ -16,7 +16,8 @@
 #define BUCKET_COUNT (1u << BUCKET_BITS)
 typedef struct bucket {
     park__lock_t lock;
-    park__waiter_t *head; /* FIFO of the waiters of every key hashed here */
+    _Atomic uint32_t batch_seq; /* PARK__WAIT_BATCH sleepers' futex word */
+    park__waiter_t *head;       /* FIFO of the waiters of every key hashed here */
     park__waiter_t *tail;
 } __attribute__((aligned(64))) bucket_t;
 
@@ -89,6 +90,7 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want)
     w->since = 0;
     w->grant = 0;
     atomic_init(&w->woken, 0);
+    w->batch = false;
     w->notify = NULL;
 }
 
@@ -108,14 +110,21 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
     } while (park__spin(&spin));
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))
         return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN : SLEEP_ABORTED;
+    _Atomic uint32_t *seq = &bucket_of(w->key)->batch_seq;
     for (;;) {
+        /* acquire: pairs with the release increment in wake_granted, so
+         * that a batch waiter that reads the new value sees its `woken`. */
+        uint32_t s = w->batch ? atomic_load_explicit(seq, memory_order_acquire) : 0;
         /* acquire: as above. */
         if (atomic_load_explicit(&w->woken, memory_order_acquire))
             return SLEEP_WOKEN;
         PARK__PROBE1(park, w->key);
         /* Any return may be spurious (or an early timeout under fault
          * injection): only `woken` and the clock are trusted. */
-        park__futex_wait((uint32_t *)&w->woken, 0, deadline);
+        if (w->batch)
+            park__futex_wait((uint32_t *)seq, s, deadline);
+        else
+            park__futex_wait((uint32_t *)&w->woken, 0, deadline);
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN
                                                                          : SLEEP_TIMEDOUT;
@@ -132,6 +141,7 @@ static bool enqueue(const void *key, park__waiter_t *w, unsigned flags, const pa
     if (valid) {
         w->key = key;
         w->queued = true;
+        w->batch = (flags & PARK__WAIT_BATCH) != 0;
         /* relaxed: published to wakers by the bucket unlock below. */
         atomic_store_explicit(&w->woken, 0, memory_order_relaxed);
         if (flags & PARK__WAIT_FRONT)
@@ -175,10 +185,18 @@ int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
  * before; the futex wake on a dead address is harmless. */
 static void wake_granted(park__waiter_t *w)
 {
+    _Atomic uint32_t *seq = w ? &bucket_of(w->key)->batch_seq : NULL;
+    unsigned batched = 0;
     while (w) {
         park__waiter_t *next = w->next;
         if (w->notify) {
             w->notify(w);
+        } else if (w->batch) {
+            PARK__PROBE1(wake, w->key);
+            /* release: pairs with the acquire loads in thread_sleep (a
+             * waiter woken by another batch may see it before our wake). */
+            atomic_store_explicit(&w->woken, 1, memory_order_release);
+            batched++;
         } else {
             uint32_t *word = (uint32_t *)&w->woken;
             PARK__PROBE1(wake, w->key);
@@ -187,6 +205,12 @@ static void wake_granted(park__waiter_t *w)
             park__futex_wake(word, 1);
         }
         w = next;
+    }
+    if (batched) {
+        /* release: pairs with the acquire load in thread_sleep (the woken
+         * stores above come first); then one wake for the whole batch. */
+        atomic_fetch_add_explicit(seq, 1, memory_order_release);
+        park__futex_wake((uint32_t *)seq, INT32_MAX);
     }
 }
 

@@ -56,8 +56,10 @@ struct park__waiter {
     /* Written by the waker under the bucket lock before it dequeues the
      * waiter; read by the waiter once it has seen `woken`. */
     uintptr_t grant;
-    /* Thread waiters: 0 until granted, then 1 (the futex word). */
+    /* Thread waiters: 0 until granted, then 1 (the futex word, unless the
+     * waiter sleeps on its bucket's batch word: PARK__WAIT_BATCH). */
     _Atomic uint32_t woken;
+    bool batch;
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */
     void (*notify)(park__waiter_t *w);
@@ -90,6 +92,12 @@ enum {
 
 /* park__wait flags. */
 #define PARK__WAIT_FRONT 1u /* enqueue ahead of the key's other waiters */
+/* A thread waiter that is usually granted together with others of its key
+ * (a lazy run's waiters, a batch of readers) sleeps on its bucket's batch
+ * word instead of its own: a park__unpark that grants several such waiters
+ * wakes them all with one system call. Sleepers of other keys that share
+ * the bucket wake too, and sleep again. */
+#define PARK__WAIT_BATCH 2u
 
 typedef struct park__wait_ops {
     /* Bucket locked, before enqueueing: true to enqueue and sleep. */

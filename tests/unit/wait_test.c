@@ -526,6 +526,49 @@ TEST(wait_keys_sharing_a_bucket_do_not_see_each_others_waiters)
     assert_granted(&b, tb);
 }
 
+/* Batch waiters sleep on their bucket's shared word: an unpark that grants
+ * several wakes them all (one system call), and a batch waiter of another
+ * key in the same bucket, woken with them, goes back to sleep. */
+TEST(wait_batch_waiters_are_all_woken_and_another_keys_sleeps_on)
+{
+    enum { N = 4 };
+    const void *ka, *kb;
+    colliding_keys(&ka, &kb);
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter wt[N], other = waiter_on(kb, 9, &ctx);
+    test_threads_t *t[N];
+    other.flags = PARK__WAIT_BATCH;
+    test_threads_t *to = enqueue(&other);
+    for (int i = 0; i < N; i++) {
+        wt[i] = waiter_on(ka, (uintptr_t)i, &ctx);
+        wt[i].flags = PARK__WAIT_BATCH;
+        t[i] = enqueue(&wt[i]);
+    }
+    test_sleep_ns(5 * MS); /* choreography: let them fall asleep */
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(ka, select_grant_all, log_finish, &log), N);
+    for (int i = 0; i < N; i++)
+        assert_granted(&wt[i], t[i]);
+    test_sleep_ns(5 * MS); /* a wrongly returning waiter would show */
+    ASSERT_FALSE(atomic_load(&other.done));
+    ASSERT_TRUE(park__wait_has_waiters(kb));
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(kb, select_grant_all, log_finish, &log), 1);
+    assert_granted(&other, to);
+}
+
+/* A batch waiter whose deadline passes leaves like any other. */
+TEST(wait_batch_waiter_times_out_and_is_removed)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    ASSERT_EQ(park__wait(&keys[7], &w, PARK__WAIT_BATCH, &ctx_ops, &ctx, park_deadline_in(3 * MS)),
+              PARK__WAIT_TIMEDOUT);
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[7]));
+}
+
 /* More keys than the table has buckets, so some share one whatever the
  * hash: each key's unpark sees its own waiter or none. */
 TEST(wait_unpark_of_each_key_grants_only_that_keys_waiters)
@@ -624,6 +667,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(wait_cancel_of_a_never_queued_waiter_returns_false),
     TEST_ENTRY(wait_cancel_of_a_queued_waiter_removes_it),
     TEST_ENTRY(wait_keys_sharing_a_bucket_do_not_see_each_others_waiters),
+    TEST_ENTRY(wait_batch_waiters_are_all_woken_and_another_keys_sleeps_on),
+    TEST_ENTRY(wait_batch_waiter_times_out_and_is_removed),
     TEST_ENTRY(wait_unpark_of_each_key_grants_only_that_keys_waiters),
     TEST_ENTRY(wait_notify_waiter_is_notified_after_the_bucket_lock_is_released),
 };
