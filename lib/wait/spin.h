@@ -67,12 +67,6 @@ static inline bool park__spin(park__spin_t *s)
     return false;
 }
 
-/* True while phase 1 (pausing) is not over. */
-static inline bool park__spin_pausing(const park__spin_t *s)
-{
-    return s->pauses != 0;
-}
-
 /* For a wait with nothing to sleep on, which another thread ends within a
  * few instructions unless it is preempted (a channel cell mid-operation,
  * the winner of a race publishing its result): the schedule's pauses, then
