@@ -53,11 +53,12 @@ static cell_t *cell_of(park_chan_t *ch, uint64_t pos)
 }
 
 /* For a cell mid-operation: its owner is between two steps of a few
- * instructions, so 64 pauses see it done unless it was preempted; then
- * yield to it for as long as it takes (there is nothing to sleep on). */
+ * instructions, so 64 pauses, looking after each, see it done unless it
+ * was preempted; then yield to it for as long as it takes (there is
+ * nothing to sleep on). */
 static park__spin_t cell_spin(void)
 {
-    return park__spin_init(64, 0);
+    return park__spin_init_gap(64, 0, 1);
 }
 
 /* relaxed: a waiter queued before the caller started set its flag before
@@ -556,13 +557,14 @@ static int recv_try(park_chan_t *ch, void **item)
     }
 }
 
-/* Between the attempts of a blocking call: 128 pauses, since the other
- * side usually comes within a few operations, then 4 yields, since with
- * more threads than CPUs the peer to make progress may be waiting for
- * this CPU. */
+/* Between the attempts of a blocking call: 128 pauses, looking after
+ * each, since the other side usually comes within a few operations (tens
+ * of nanoseconds: a longer gap would add its length to every hand-over),
+ * then 4 yields, since with more threads than CPUs the peer to make
+ * progress may be waiting for this CPU. */
 static park__spin_t op_spin(void)
 {
-    return park__spin_init(128, 4);
+    return park__spin_init_gap(128, 4, 1);
 }
 
 int park_chan_try_send(park_chan_t *ch, void *item)

@@ -5,8 +5,9 @@
 
 void park__lock_slow(park__lock_t *l)
 {
-    /* 64 pauses: a bucket or a list is held for well under a microsecond. */
-    park__spin_t spin = park__spin_init(64, 0);
+    /* 64 pauses, looking after each: a bucket or a list is held for well
+     * under a microsecond, and the lock is taken the moment it is free. */
+    park__spin_t spin = park__spin_init_gap(64, 0, 1);
     uint32_t c = atomic_load_explicit(&l->word, memory_order_relaxed);
     while (c != PARK__LOCK_CONTENDED && park__spin(&spin)) {
         c = PARK__LOCK_UNLOCKED;

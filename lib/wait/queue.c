@@ -101,8 +101,9 @@ enum { SLEEP_WOKEN, SLEEP_TIMEDOUT, SLEEP_ABORTED };
 static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wait_ops_t *ops,
                         void *ctx)
 {
-    /* 16 pauses: a grant already on its way arrives within them. */
-    park__spin_t spin = park__spin_init(16, 0);
+    /* 16 pauses, looking after each: a grant already on its way arrives
+     * within them. */
+    park__spin_t spin = park__spin_init_gap(16, 0, 1);
     do {
         /* acquire: pairs with the release store in wake_granted. */
         if (atomic_load_explicit(&w->woken, memory_order_acquire))

@@ -5,7 +5,9 @@
  *
  *   1. pause rounds: the caller looks at its word, then pauses 1, 2, 4, ...
  *      up to PARK__SPIN_GAP times (each look costs a cache-line transfer,
- *      so the gap grows), until it has spent `pauses` pauses in all;
+ *      so the gap grows), until it has spent `pauses` pauses in all; a
+ *      site whose event comes within nanoseconds and whose look is cheap
+ *      (a channel's cells) caps the gap lower (park__spin_init_gap);
  *   2. yields: `yields` rounds of sched_yield, so that a preempted holder
  *      or an oversubscribed producer gets the processor;
  *   3. park: park__spin returns false and the caller sleeps in lib/wait
@@ -34,16 +36,24 @@
 #define PARK__SPIN_GAP 16u /* the most pauses between two looks */
 
 typedef struct park__spin {
-    uint32_t gap;    /* pauses before the next look */
+    uint32_t gap; /* pauses before the next look */
+    uint32_t max_gap;
     uint32_t pauses; /* pauses left in phase 1 */
     uint32_t yields; /* yields left in phase 2 */
 } park__spin_t;
 
-/* A schedule of at most `pauses` pauses, then `yields` yields. */
+/* A schedule of at most `pauses` pauses, looking at least every `max_gap`
+ * pauses (1 to PARK__SPIN_GAP), then `yields` yields. */
+static inline park__spin_t park__spin_init_gap(uint32_t pauses, uint32_t yields, uint32_t max_gap)
+{
+    park__spin_t s = {1, max_gap, park__os_single_cpu() ? 0 : pauses, yields};
+    return s;
+}
+
+/* The usual schedule: at most `pauses` pauses, then `yields` yields. */
 static inline park__spin_t park__spin_init(uint32_t pauses, uint32_t yields)
 {
-    park__spin_t s = {1, park__os_single_cpu() ? 0 : pauses, yields};
-    return s;
+    return park__spin_init_gap(pauses, yields, PARK__SPIN_GAP);
 }
 
 /* One step: pauses or yields and returns true (look again), or returns
@@ -55,7 +65,7 @@ static inline bool park__spin(park__spin_t *s)
         s->pauses -= n;
         while (n--)
             park__os_pause();
-        if (s->gap < PARK__SPIN_GAP)
+        if (s->gap < s->max_gap)
             s->gap *= 2;
         return true;
     }
