@@ -13,6 +13,10 @@
 //                 main keeps the process multi-threaded.
 //   contended     T threads: lock, update two shared cache lines, unlock,
 //                 local work; windowed, with fairness and worst wait.
+//   sweep_wW      the contention sweep (park, pthread, std and absl only):
+//                 W in {0, 50, 200} rounds of an LCG outside x T in
+//                 {2, 4, 8}; the mutex shares its line only with the
+//                 counter it guards (4 increments inside).
 //   handoff       two threads pass the turn back and forth through three
 //                 mutexes (below); windowed, round-trip latency quantiles.
 #include "harness.h"
@@ -238,6 +242,10 @@ template <class... Cs> struct List {
 // The contender table: every scenario below runs for each entry, in order.
 using Contenders = List<Park, Pthread, PthreadAdaptive, Std, Absl, CkFas, CkTicket, CkMcs, SpinCas>;
 
+// The contention sweep's table: park beside the mutexes users would pick
+// instead (the Rust peers run the same sweep in benchmarks/peers/rust).
+using SweepContenders = List<Park, Pthread, Std, Absl>;
+
 // ---- shared state -------------------------------------------------------
 
 // A mutex on its own cache line.
@@ -297,6 +305,49 @@ template <class C> void contended(benchmark::State &state, int threads)
     }
     C::destroy(g->lock.m);
     if (g->a.v[0] != r.total_ops())
+        state.SkipWithError("lost updates: mutual exclusion broken");
+    bench::report_contended(state, r);
+}
+
+// The contention sweep: the mutex shares its cache line only with the
+// counter it guards (as in Rust's Mutex<u64>); T threads loop { lock; 4
+// increments; unlock; W rounds of an LCG outside }.
+template <class C> struct alignas(64) Guarded {
+    typename C::lock_type m;
+    uint64_t counter;
+};
+
+constexpr int kSweepOutside[] = {0, 50, 200};
+constexpr int kSweepThreads[] = {2, 4, 8};
+
+template <class C> void sweep(benchmark::State &state, int outside, int threads)
+{
+    auto g = std::make_unique<Guarded<C>>();
+    C::init(g->m);
+    g->counter = 0;
+    bench::WindowResult r;
+    for (auto _ : state) {
+        r = bench::run_window(threads, [&g, outside](bench::Window &w, int index) {
+            typename C::node_type node{};
+            uint64_t x = static_cast<uint64_t>(index) + 1, ops = 0, worst = 0;
+            w.start();
+            while (w.running()) {
+                uint64_t t0 = bench::ticks();
+                C::lock(g->m, node);
+                worst = std::max(worst, bench::ticks_since(t0));
+                for (int i = 0; i < 4; ++i)
+                    benchmark::DoNotOptimize(++g->counter);
+                C::unlock(g->m, node);
+                x = bench::lcg_rounds(x, outside);
+                ++ops;
+            }
+            benchmark::DoNotOptimize(x);
+            return bench::ThreadResult{ops, worst};
+        });
+        bench::set_time_per_op(state, r);
+    }
+    C::destroy(g->m);
+    if (g->counter != 4 * r.total_ops())
         state.SkipWithError("lost updates: mutual exclusion broken");
     bench::report_contended(state, r);
 }
@@ -390,6 +441,17 @@ template <class... Cs> void register_all(List<Cs...>)
     (bench::add_windowed(bench::row_name("mutex", "handoff", Cs::name), handoff<Cs>), ...);
 }
 
+template <class... Cs> void register_sweep(List<Cs...>)
+{
+    static const char *const names[] = {"sweep_w0", "sweep_w50", "sweep_w200"};
+    for (size_t k = 0; k < sizeof kSweepOutside / sizeof kSweepOutside[0]; ++k)
+        for (int t : kSweepThreads)
+            (bench::add_windowed(
+                 bench::row_name("mutex", names[k], Cs::name, t),
+                 [k, t](benchmark::State &s) { sweep<Cs>(s, kSweepOutside[k], t); }),
+             ...);
+}
+
 } // namespace
 
 void bench::register_mutex()
@@ -400,4 +462,5 @@ void bench::register_mutex()
     // compiled out; this makes the packaged one behave the same way.
     absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
     register_all(Contenders{});
+    register_sweep(SweepContenders{});
 }
