@@ -137,8 +137,9 @@ struct wake_ctx {
     park_time_t now; /* for park__wait_owed */
 };
 
-/* Once, under the bucket lock, where COUNT can only fall while W is set:
- * a release beyond the maximum places nothing. */
+/* Once, under the bucket lock, before anything is granted: a release
+ * beyond the maximum places nothing. (A release racing it on the lockless
+ * path can still push the count up meanwhile: wake_finish re-checks.) */
 static bool wake_check(struct wake_ctx *r)
 {
     if (!r->checked) {
@@ -153,12 +154,6 @@ static bool wake_check(struct wake_ctx *r)
     return r->result == 0;
 }
 
-/* A free permit moved to a waiter owed it: c -> c-1 (bargers may race). */
-static bool take_free(park_sem_t *s)
-{
-    return park_sem_try_acquire(s);
-}
-
 /* Oldest first: a waiter owed a hand-off gets a permit (a released one,
  * else a free one); the first young thread is woken to retry if there is
  * something to retry for and nobody is on the way already. */
@@ -170,8 +165,8 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
     if (park__wait_owed(w, r->now)) {
         if (r->n)
             r->n--;
-        else if (!take_free(r->s))
-            return PARK__SELECT_STOP; /* it stays first in line */
+        else if (!park_sem_try_acquire(r->s)) /* a free one: c -> c-1 */
+            return PARK__SELECT_STOP;         /* it stays first in line */
         w->grant = GRANT_HANDOFF;
         return PARK__SELECT_GRANT;
     }

@@ -329,14 +329,6 @@ int park_task_then(park_task_t *t, park_pool_t *pool, void (*fn)(park_task_t *do
 }
 
 /* A task already completed with err (for calls on a closing pool). */
-static park_task_t *completed(park_pool_t *pool, int err)
-{
-    park_task_t *t = park__task_alloc(pool, 1);
-    if (t)
-        park__task_complete(t, err, NULL);
-    return t;
-}
-
 static void run_job(void *arg)
 {
     park_task_t *t = arg;
@@ -353,7 +345,7 @@ static void run_job(void *arg)
 park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void **result), void *arg)
 {
     if (park__pool_closing(pool))
-        return completed(pool, EPIPE);
+        return park__task_completed(EPIPE, NULL);
     park_task_t *t = park__task_alloc(pool, 2); /* the caller's and the run's */
     if (!t)
         return NULL;
@@ -450,7 +442,7 @@ static park_task_t *combine(park_pool_t *pool, park_task_t *const *ts, size_t n,
                             void (*step)(cont_t *), int empty_err)
 {
     if (park__pool_closing(pool))
-        return completed(pool, EPIPE);
+        return park__task_completed(EPIPE, NULL);
     park_task_t *c = park__task_alloc(pool, 1);
     if (!c)
         return NULL;

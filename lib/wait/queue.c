@@ -111,18 +111,18 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
     } while (park__spin(&spin));
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))
         return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN : SLEEP_ABORTED;
-    _Atomic uint32_t *seq = &bucket_of(w->key)->batch_seq;
+    _Atomic uint32_t *seq = w->batch ? &bucket_of(w->key)->batch_seq : NULL;
     for (;;) {
         /* acquire: pairs with the release increment in wake_granted, so
          * that a batch waiter that reads the new value sees its `woken`. */
-        uint32_t s = w->batch ? atomic_load_explicit(seq, memory_order_acquire) : 0;
+        uint32_t s = seq ? atomic_load_explicit(seq, memory_order_acquire) : 0;
         /* acquire: as above. */
         if (atomic_load_explicit(&w->woken, memory_order_acquire))
             return SLEEP_WOKEN;
         PARK__PROBE1(park, w->key);
         /* Any return may be spurious (or an early timeout under fault
          * injection): only `woken` and the clock are trusted. */
-        if (w->batch)
+        if (seq)
             park__futex_wait((uint32_t *)seq, s, deadline);
         else
             park__futex_wait((uint32_t *)&w->woken, 0, deadline);
@@ -186,8 +186,7 @@ int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
  * before; the futex wake on a dead address is harmless. */
 static void wake_granted(park__waiter_t *w)
 {
-    _Atomic uint32_t *seq = w ? &bucket_of(w->key)->batch_seq : NULL;
-    unsigned batched = 0;
+    _Atomic uint32_t *seq = NULL; /* the batch's bucket word, once one is seen */
     while (w) {
         park__waiter_t *next = w->next;
         if (w->notify) {
@@ -196,8 +195,8 @@ static void wake_granted(park__waiter_t *w)
             PARK__PROBE1(wake, w->key);
             /* release: pairs with the acquire loads in thread_sleep (a
              * waiter woken by another batch may see it before our wake). */
+            seq = &bucket_of(w->key)->batch_seq; /* one key: one bucket */
             atomic_store_explicit(&w->woken, 1, memory_order_release);
-            batched++;
         } else {
             uint32_t *word = (uint32_t *)&w->woken;
             PARK__PROBE1(wake, w->key);
@@ -207,7 +206,7 @@ static void wake_granted(park__waiter_t *w)
         }
         w = next;
     }
-    if (batched) {
+    if (seq) {
         /* release: pairs with the acquire load in thread_sleep (the woken
          * stores above come first); then one wake for the whole batch. */
         atomic_fetch_add_explicit(seq, 1, memory_order_release);

@@ -36,10 +36,10 @@
 #define PARK__SPIN_GAP 16u /* the most pauses between two looks */
 
 typedef struct park__spin {
-    uint32_t gap; /* pauses before the next look */
-    uint32_t max_gap;
-    uint32_t pauses; /* pauses left in phase 1 */
-    uint32_t yields; /* yields left in phase 2 */
+    uint32_t gap;     /* pauses before the next look */
+    uint32_t max_gap; /* the gap stops doubling here */
+    uint32_t pauses;  /* pauses left in phase 1 */
+    uint32_t yields;  /* yields left in phase 2 */
 } park__spin_t;
 
 /* A schedule of at most `pauses` pauses, looking at least every `max_gap`
@@ -78,9 +78,9 @@ static inline bool park__spin(park__spin_t *s)
 }
 
 /* For a wait with nothing to sleep on, which another thread ends within a
- * few instructions unless it is preempted (a channel cell mid-operation,
- * the winner of a race publishing its result): the schedule's pauses, then
- * yields for as long as it takes. */
+ * few instructions unless it is preempted (a channel cell mid-operation, a
+ * thief's lost race): the schedule's pauses, then yields for as long as it
+ * takes. */
 static inline void park__spin_forever(park__spin_t *s)
 {
     if (!park__spin(s))
