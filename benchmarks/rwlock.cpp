@@ -31,6 +31,13 @@
 //                       worst_wait_ns: the writer's longest write_lock;
 //                       writer_p50_ns / writer_p99_ns: its wait quantiles;
 //                       writes: the writer's rounds in the window.
+//   sweep_rR            the contention sweep (park, pthread, pthread_wpref
+//                       and absl only): R in {90, 50} % reads x T in
+//                       {2, 4, 8}; the lock shares its cache line only
+//                       with the value it guards; a read is 4 loads of
+//                       the value, a write 4 increments; then 50 LCG
+//                       rounds outside. Counters as mutex/contended, plus
+//                       reads, writes and writer_worst_wait_ns.
 // A row whose readers saw a half-done write, or whose writers lost an
 // update, is reported as an error.
 #include "harness.h"
@@ -46,6 +53,7 @@
 #include <atomic>
 #include <memory>
 #include <shared_mutex>
+#include <vector>
 
 namespace
 {
@@ -273,6 +281,11 @@ template <class... Cs> struct List {
 // The contender table: every scenario below runs for each entry, in order.
 using Contenders = List<Park, Pthread, PthreadWpref, Std, Absl, CkRwlock, CkPflock, CkBrlock>;
 
+// The contention sweep's table: park beside the rwlocks users would pick
+// instead, reader-preferring (pthread) and not (the Rust peers run the same
+// sweep in benchmarks/peers/rust).
+using SweepContenders = List<Park, Pthread, PthreadWpref, Absl>;
+
 // ---- shared state -------------------------------------------------------
 
 // A lock on its own cache line.
@@ -459,6 +472,107 @@ template <class C> void writer_wait(benchmark::State &state)
     state.counters["writes"] = static_cast<double>(g->writes.load());
 }
 
+// The contention sweep: the lock shares its cache line only with the value
+// it guards (as in Rust's RwLock<u64>); T threads loop { a read (4 loads of
+// the value) with probability R %, else a write (4 increments); 50 rounds
+// of an LCG outside }. Reads and writes are picked by a per-thread LCG (the
+// same sequence for every contender, and for the Rust peers).
+template <class C> struct alignas(64) SweepLine {
+    typename C::lock_type l;
+    uint64_t value; // guarded by l; a multiple of 4 outside a write
+};
+
+constexpr unsigned kSweepReads[] = {90, 50};
+constexpr int kSweepThreads[] = {2, 4, 8};
+constexpr int kSweepOutside = 50; // LCG rounds outside the critical section
+
+// The next step of the thread's LCG, as a percentage: the high bits, whose
+// period is long (the low bits of a power-of-two LCG are not random).
+inline unsigned sweep_percent(uint64_t &s)
+{
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<unsigned>((s >> 33) % 100);
+}
+
+// What one sweep thread counted, beside its ThreadResult.
+struct SweepCounts {
+    uint64_t reads = 0, writes = 0, torn = 0, writer_worst = 0;
+};
+
+template <class C> void sweep(benchmark::State &state, unsigned read_pct, int threads)
+{
+    auto g = std::make_unique<SweepLine<C>>();
+    static_assert(sizeof(SweepLine<C>) == 64, "the lock and its value fill one cache line");
+    C::init(g->l);
+    g->value = 0;
+    std::vector<SweepCounts> counts;
+    SweepCounts last;              // the last repetition's, reported
+    uint64_t writes = 0, torn = 0; // every repetition's
+    bool miscounted = false;
+    bench::WindowResult r;
+    for (auto _ : state) {
+        counts.assign(static_cast<size_t>(threads), SweepCounts{});
+        r = bench::run_window(threads, [&g, &counts, read_pct](bench::Window &w, int index) {
+            auto node = std::make_unique<typename C::node_type>();
+            C::enter(g->l, *node);
+            volatile uint64_t *v = &g->value;
+            SweepCounts n;
+            uint64_t x = static_cast<uint64_t>(index) + 1, ops = 0, worst = 0;
+            uint64_t rng = static_cast<uint64_t>(index) + 1;
+            w.start();
+            while (w.running()) {
+                bool read = sweep_percent(rng) < read_pct;
+                uint64_t t0 = bench::ticks();
+                if (read) {
+                    C::read_lock(g->l, *node);
+                    worst = std::max(worst, bench::ticks_since(t0));
+                    uint64_t a = *v, b = *v, c = *v, d = *v;
+                    n.torn += (a != b) | (b != c) | (c != d) | (a % 4 != 0);
+                    C::read_unlock(g->l, *node);
+                    ++n.reads;
+                } else {
+                    C::write_lock(g->l, *node);
+                    uint64_t waited = bench::ticks_since(t0);
+                    worst = std::max(worst, waited);
+                    n.writer_worst = std::max(n.writer_worst, waited);
+                    for (int i = 0; i < 4; ++i)
+                        *v = *v + 1;
+                    C::write_unlock(g->l, *node);
+                    ++n.writes;
+                }
+                x = bench::lcg_rounds(x, kSweepOutside);
+                ++ops;
+            }
+            C::leave(g->l, *node);
+            benchmark::DoNotOptimize(x);
+            counts[static_cast<size_t>(index)] = n;
+            return bench::ThreadResult{ops, worst};
+        });
+        bench::set_time_per_op(state, r);
+        last = SweepCounts{};
+        for (const SweepCounts &n : counts) {
+            last.reads += n.reads;
+            last.writes += n.writes;
+            last.torn += n.torn;
+            last.writer_worst = std::max(last.writer_worst, n.writer_worst);
+        }
+        miscounted |= last.reads + last.writes != r.total_ops();
+        writes += last.writes;
+        torn += last.torn;
+    }
+    C::destroy(g->l);
+    if (torn != 0)
+        state.SkipWithError("torn read: a reader saw a writer inside");
+    else if (miscounted)
+        state.SkipWithError("reads + writes differ from the operations counted");
+    else if (g->value != 4 * writes)
+        state.SkipWithError("lost updates: writers overlapped");
+    bench::report_contended(state, r);
+    state.counters["reads"] = static_cast<double>(last.reads);
+    state.counters["writes"] = static_cast<double>(last.writes);
+    state.counters["writer_worst_wait_ns"] = bench::ticks_to_ns(last.writer_worst);
+}
+
 // ---- registration -------------------------------------------------------
 
 struct Mix {
@@ -484,6 +598,16 @@ template <class... Cs> void register_all(List<Cs...>)
     (bench::add_windowed(bench::row_name("rwlock", "writer_wait", Cs::name), writer_wait<Cs>), ...);
 }
 
+template <class... Cs> void register_sweep(List<Cs...>)
+{
+    for (unsigned pct : kSweepReads)
+        for (int t : kSweepThreads)
+            (bench::add_windowed(
+                 bench::row_name("rwlock", pct == 90 ? "sweep_r90" : "sweep_r50", Cs::name, t),
+                 [pct, t](benchmark::State &s) { sweep<Cs>(s, pct, t); }),
+             ...);
+}
+
 } // namespace
 
 void bench::register_rwlock()
@@ -492,4 +616,5 @@ void bench::register_rwlock()
     // deadlock detector on every lock.
     absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
     register_all(Contenders{});
+    register_sweep(SweepContenders{});
 }
