@@ -363,6 +363,17 @@ pub fn local_work(mut x: u64) -> u64 {
     x
 }
 
+/// `rounds` rounds of the same LCG: the work outside a critical section in
+/// the contention sweeps, the C++ harness's bench::lcg_rounds.
+#[inline(always)]
+pub fn lcg_rounds(mut x: u64, rounds: u32) -> u64 {
+    for _ in 0..rounds {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        opaque(&mut x);
+    }
+    x
+}
+
 pub fn measure_local_work_ns() -> f64 {
     let n = 1_000_000u64;
     let mut x = bb(1u64);

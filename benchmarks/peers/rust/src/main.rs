@@ -8,6 +8,7 @@ mod filter;
 mod harness;
 mod locks;
 mod pool;
+mod sweep;
 
 use harness::{json_num, json_string, Row, Sample};
 use std::time::Instant;
@@ -108,12 +109,42 @@ fn rows() -> Vec<Row> {
     r.push(windowed("mutex/handoff/rust_std", locks::handoff::<StdMutex>));
     r.push(windowed("mutex/handoff/rust_tokio", locks::handoff_tokio));
 
+    let mutex_sweep: [(&str, fn(u32, usize, f64) -> Sample); 2] = [
+        ("rust_parking_lot", sweep::mutex::<parking_lot::Mutex<u64>>),
+        ("rust_std", sweep::mutex::<std::sync::Mutex<u64>>),
+    ];
+    for &w in sweep::MUTEX_OUTSIDE.iter() {
+        for &t in sweep::THREADS.iter() {
+            for (name, f) in mutex_sweep.iter() {
+                let f = *f;
+                r.push(Row::new(format!("mutex/sweep_w{}/{}/threads:{}", w, name, t), t as u32, move |m, _| {
+                    f(w, t, m)
+                }));
+            }
+        }
+    }
+
     r.push(one("sem/uncontended/rust_tokio", locks::sem_uncontended_tokio));
 
     r.push(one("rwlock/uncontended_read/rust_parking_lot", locks::rw_uncontended_read::<PlRwLock>));
     r.push(one("rwlock/uncontended_read/rust_std", locks::rw_uncontended_read::<StdRwLock>));
     r.push(one("rwlock/uncontended_write/rust_parking_lot", locks::rw_uncontended_write::<PlRwLock>));
     r.push(one("rwlock/uncontended_write/rust_std", locks::rw_uncontended_write::<StdRwLock>));
+
+    let rwlock_sweep: [(&str, fn(u32, usize, f64) -> Sample); 2] = [
+        ("rust_parking_lot", sweep::rwlock::<parking_lot::RwLock<u64>>),
+        ("rust_std", sweep::rwlock::<std::sync::RwLock<u64>>),
+    ];
+    for &p in sweep::RWLOCK_READS.iter() {
+        for &t in sweep::THREADS.iter() {
+            for (name, f) in rwlock_sweep.iter() {
+                let f = *f;
+                r.push(Row::new(format!("rwlock/sweep_r{}/{}/threads:{}", p, name, t), t as u32, move |m, _| {
+                    f(p, t, m)
+                }));
+            }
+        }
+    }
 
     r.push(one("pool/fib30/rayon", pool::fib30_rayon));
     r.push(one("pool/fib30/rust_serial", pool::fib30_serial));
