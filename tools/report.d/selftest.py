@@ -66,9 +66,27 @@ def main():
                        "### chan / spsc_cap64", "### chan / mpmc_cap1024",
                        "| rust_crossbeam |", "| ck_ring |", "capacity", "1023"):
             check("REPORT.md has %r" % needle, needle in text)
+        # Contention sweeps: park 1.2e7 against rust_parking_lot's 1.25e7 (the
+        # best writer-fair peer) and pthread's 1.3e7 at R=90; 1.1e7 against
+        # rust_parking_lot's 1.05e7 at W=50 (jitter: a few %).
+        sweeps = text[text.find("## Contention sweeps"):text.find("\n## mutex\n")]
+        for needle in ("## Contention sweeps", "### mutex sweep: W x threads",
+                       "### rwlock sweep: R x threads", "| W | 2 thr | 4 thr | 8 thr | geomean |",
+                       "| R | 2 thr | 4 thr | 8 thr | geomean |", "*geomean*",
+                       "writer-fair peers (pthread_wpref, absl, rust_parking_lot, rust_std)",
+                       "reader-preferring peers (pthread)", "(rust_parking_lot)", "(pthread)",
+                       " · min/max 0."):
+            check("sweep section has %r" % needle, needle in sweeps)
+        rows_w50 = [ln for ln in sweeps.splitlines() if ln.startswith("| 50 |")]
+        ok = bool(rows_w50) and all(
+            0.95 < float(c.split("(")[0].strip(" *")) < 1.15
+            for c in rows_w50[0].split("|")[2:5])
+        check("mutex sweep W=50 ratios near 1.05", ok, rows_w50)
+        check("writer worst wait counter shown", "writer worst wait" in text)
         check("google-benchmark suffix /real_time stripped", "real_time" not in text)
         if have_matplotlib():
-            for png in ("mutex_contended.png", "sem_contended.png", "pool_submit.png",
+            for png in ("mutex_sweep.png", "rwlock_sweep.png",
+                        "mutex_contended.png", "sem_contended.png", "pool_submit.png",
                         "async_sem_contended.png", "chan_mpmc_cap64.png"):
                 path = os.path.join(out, png)
                 ok = os.path.exists(path) and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
@@ -90,6 +108,13 @@ def main():
         out3 = os.path.join(tmp, "quick_out")
         rc, _, err = run("-o", out3, os.path.join(quick, "park_bench.json"))
         check("one-repetition JSON reports", rc == 0, err)
+
+        # Without the Rust peers the sweeps still render.
+        out5 = os.path.join(tmp, "cxx_only")
+        rc, _, err = run("-o", out5, os.path.join(full, "park_bench.json"))
+        text5 = open(os.path.join(out5, "REPORT.md"), encoding="utf-8").read() if rc == 0 else ""
+        check("C++-only JSON reports the sweeps", rc == 0 and
+              "writer-fair peers (pthread_wpref, absl)" in text5, err)
 
         # A file cut short by a crashed run still gives its complete rows.
         src = open(os.path.join(full, "park_bench.json"), encoding="utf-8").read()

@@ -150,11 +150,38 @@ def cxx(reps, rnd, scale):
             g.bench("sem/contended/" + c, th, 1e9 / ips * th, ips=ips,
                     counters={"csw_per_op": 0.1 * (th > 1)}, real_time_suffix=True,
                     contender=c)
+    sweeps(g, {"park": 1.1e7, "pthread": 1.0e7, "std": 0.98e7, "absl": 0.9e7},
+           {"park": 1.2e7, "pthread": 1.3e7, "pthread_wpref": 0.8e7, "absl": 1.0e7})
     pool(g)
     async_family(g, ("park", "park_blocking", "mutex_fifo"))
     chan(g, ("park", "condvar", "tbb", "ck_ring"))
     return {"context": context("build/bench/benchmarks/park_bench", reps),
             "benchmarks": g.rows}
+
+
+SWEEP_THREADS = [2, 4, 8]
+
+
+def sweeps(g, mutexes, rwlocks):
+    """The contention sweeps: mutex/sweep_w{0,50,200} and rwlock/sweep_r{90,50}
+    at 2, 4 and 8 threads. mutexes, rwlocks: {contender: ops/s at W=50 or R=90}."""
+    for fam, cells, contenders in (("mutex", (("w0", 3.0), ("w50", 1.0), ("w200", 0.3)), mutexes),
+                                   ("rwlock", (("r90", 1.0), ("r50", 0.8)), rwlocks)):
+        for scen, f in cells:
+            g.family()
+            for th in SWEEP_THREADS:
+                for c, base in contenders.items():
+                    ips = base * f * (1.0 if th == 2 else 0.9)
+                    hi = 1e6 * ips / 1e7 / th
+                    counters = {"csw_per_op": 0.001, "min_acq": hi * 0.8, "max_acq": hi,
+                                "fairness": 0.8, "worst_wait_ns": 1e5}
+                    if fam == "rwlock":
+                        reads = 0.9 if scen == "r90" else 0.5
+                        counters.update({"reads": hi * th * reads,
+                                         "writes": hi * th * (1 - reads),
+                                         "writer_worst_wait_ns": 8e4})
+                    g.bench("%s/sweep_%s/%s" % (fam, scen, c), th, 1e9 / ips * th, ips=ips,
+                            counters=counters, real_time_suffix=(c != "park"), contender=c)
 
 
 def pool(g):
@@ -256,6 +283,8 @@ def rust(reps, rnd):
                 contender="rayon")
         g.bench("pool/fib%d/rust_serial" % n, None, serial, counters={"workers": 1},
                 contender="rust_serial")
+    sweeps(g, {"rust_parking_lot": 1.05e7, "rust_std": 1.0e7},
+           {"rust_parking_lot": 1.25e7, "rust_std": 1.1e7})
     async_family(g, ("rust_tokio",))
     chan(g, ("rust_crossbeam",))
     ctx = context("benchmarks/peers/rust/target/release/park-peers", reps)
