@@ -1,42 +1,56 @@
-/* lib/mutex.c: park_mutex, a barging mutex with bounded unfairness.
- * Design notes (the store unlock, fairness, credits): docs/design/mutex.md.
+/* lib/mutex.c: park_mutex, a barging mutex with one woken waiter in flight
+ * and bounded unfairness. Design notes: docs/design/mutex.md.
  *
  * State word (park_mutex_t.state_), bits named in park/mutex.h:
  *   L  LOCKED       held
- *   P  PARKED       waiters may be queued in lib/wait under the address
- *   S  SLOW_UNLOCK  the holder took it while P was set, or was handed it:
- *                   its unlock takes the slow path. Only with L.
- *   c  CREDITS      0-3 more unlocks that keep P after the queue emptied.
- *                   Only with P.
+ *   P  PARKED       waiters are queued in lib/wait under the address
+ *   S  SLOW_UNLOCK  the holder took it from a word other than 0, or was
+ *                   handed it: its unlock takes the slow path. Only with L.
+ *   W  WOKEN        a waiter was woken to retry and has not yet taken the
+ *                   lock or queued again (the designated waker): unlocks
+ *                   wake nobody meanwhile
+ *   c  CREDITS      0-255: the mutex was contended recently; refilled when
+ *                   a waiter queues or is woken, one spent per unlock that
+ *                   finds nobody queued. While c > 0 every holder carries S,
+ *                   so a waiter never needs the store unlock's fence.
  *
  *   state      meaning
- *   0          free, nobody queued (but see the store unlock)
+ *   0          free, not contended lately (but see the store unlock)
  *   L          held, taken uncontended: unlock may be a plain store
- *   L|P        held, waiters queued (set while held)
- *   L|P|S      held, taken from a contended state; L|S once P is cleared
- *   P|c        free: a woken waiter is on its way (others may be queued),
- *              or contended a moment ago (c > 0, nobody queued)
+ *   L|S|..     held, taken from a contended word or handed over
+ *   ..|P..     waiters queued (set only while held)
+ *   ..|W..     a woken waiter is on its way
+ *   c          free, contended lately
  *
- * Transitions (x: P or 0):
- *   lock, trylock       0 -> L, P -> L|P|S   CAS (fast path: 0 -> L)
- *   unlock              L -> 0               load + store (or CAS)
- *   park (validate)     L[|S] -> L|P[|S]     CAS, bucket locked
- *   unlock, slow        L|P[|S]|c -> P|3     store, bucket locked: the oldest
- *                                            waiter is woken to retry
- *                       L|P|S|c -> P|(c-1)   store, bucket locked: queue
- *                                            empty, a credit left
- *                       L|P[|S] -> 0         store, bucket locked: queue
- *                                            empty, no credit
- *                       L|P[|S] -> L|S[|P]   store, bucket locked: handed to
- *                                            a waiter older than PARK__FAIR_NS
- *   last waiter leaves  P|c -> 0, L..|P|c -> L..   fetch_and, bucket locked
+ * Invariant (outside bucket-locked sections and the store unlock's race):
+ * P without L implies W: while waiters are queued, the mutex is held or a
+ * woken waiter is on its way to it, so nobody sleeps on a free mutex.
  *
- * While P or S is set only bucket-lock holders change the word (lockers
- * need L clear, and such unlocks are slow), so the slow unlock decides and
- * stores under the bucket lock, and that store is its last access to the
- * mutex (rule 9). The store unlock may erase a P set meanwhile; the hint
- * read after it and the waiter's membarrier repair that
- * (tests/model/mutex.pml checks the protocol). */
+ * Transitions (those that keep other bits say so):
+ *   lock, trylock      0 -> L, x -> x|L|S   CAS (fast path: 0 -> L); the
+ *                                           woken waiter also clears W
+ *   unlock             L -> 0               load + store (or CAS)
+ *   unlock, no P       L|S|x -> x, c-1      CAS, lock-free
+ *   unlock, W          L|S|P|W|c -> P|W|c   CAS, lock-free: wakes nobody
+ *   unlock, P, no W    L|..|P -> P|W|255    store, bucket locked: the oldest
+ *                                           waiter is woken to retry
+ *                      L|..|P -> L|S|255[|P] store, bucket locked: handed
+ *                                           to the oldest waiter
+ *                                           (park__wait_owed)
+ *   park (validate)    L|x -> L|x|P|255     CAS, bucket locked; the woken
+ *                                           waiter queuing again clears W
+ *   last waiter leaves x|P -> x             fetch_and, bucket locked
+ *   woken waiter gives up (timeout)         bucket locked: held: clears W;
+ *                                           free: wakes the next waiter
+ *
+ * A bucket-locked unlock (P set, W clear) is the only writer of the word:
+ * lockers need L clear, unlocks are the holder's, and validate, removal
+ * and the woken waiter's giving up hold the bucket lock (there is no woken
+ * waiter in flight). So it decides and stores under the bucket lock, and
+ * that store is its last access to the mutex (rule 9); the lock-free
+ * unlocks' CAS is their last access too. The store unlock may erase a P
+ * set meanwhile; the hint read after it and the waiter's membarrier repair
+ * that (tests/model/mutex.pml checks the protocol). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,11 +66,13 @@
 #define L PARK__MUTEX_LOCKED
 #define P PARK__MUTEX_PARKED
 #define S PARK__MUTEX_SLOW_UNLOCK
+#define W PARK__MUTEX_WOKEN
 #define C PARK__MUTEX_CREDIT
 #define CREDITS PARK__MUTEX_CREDITS
 
-/* w->grant of a woken waiter. */
-enum { GRANT_RETRY = 0, GRANT_HANDOFF = 1 };
+/* w->grant of a woken waiter: woken to retry as the one woken waiter (W),
+ * woken to retry by a hinted unlock (W not its), or handed the lock. */
+enum { GRANT_WOKEN = 0, GRANT_RETRY = 1, GRANT_HANDOFF = 2 };
 
 bool park__mutex_store_unlock;
 
@@ -83,17 +99,20 @@ int park_mutex_destroy(park_mutex_t *m)
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_ACQUIRE);
     if (s == 0)
         return 0;
-    /* A free word with P and credits only remembers recent contention. */
-    return ((s & L) || park__wait_has_waiters(m)) ? EBUSY : 0;
+    /* Credits only remember recent contention; a woken waiter on its way
+     * is a thread blocked in park_mutex_lock. */
+    return ((s & (L | W)) || park__wait_has_waiters(m)) ? EBUSY : 0;
 }
 
-/* One attempt to take a free mutex; keeps P. */
-static bool try_take(park_mutex_t *m, uint32_t *s)
+/* One attempt to take a free mutex; keeps P, W and the credits, except
+ * that the woken waiter (`woken`) clears W as it takes the lock. */
+static bool try_take(park_mutex_t *m, uint32_t *s, bool woken)
 {
     while (!(*s & L)) {
-        /* 0 -> L, P -> L|P|S; acquire: pairs with the unlock's release. */
-        if (__atomic_compare_exchange_n(&m->state_, s, *s | PARK__MUTEX_TAKE(*s), true,
-                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        uint32_t next = (*s | PARK__MUTEX_TAKE(*s)) & ~(woken ? W : 0u);
+        /* acquire: pairs with the unlock's release. */
+        if (__atomic_compare_exchange_n(&m->state_, s, next, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
             return true;
     }
     return false;
@@ -102,6 +121,7 @@ static bool try_take(park_mutex_t *m, uint32_t *s)
 struct lock_ctx {
     park_mutex_t *m;
     bool covered; /* the holder seen at validate unlocks slowly (S) */
+    bool woken;   /* we are the woken waiter (W is ours) */
 };
 
 static bool lock_validate(void *ctx)
@@ -110,30 +130,33 @@ static bool lock_validate(void *ctx)
     uint32_t s = __atomic_load_n(&c->m->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(s & L))
-            return false; /* free again: retry instead of sleeping */
+            return false; /* free again: retry instead of sleeping (W stays ours) */
         c->covered = (s & S) != 0;
-        if (s & P)
+        /* L|x -> L|x|P|255, and the woken waiter hands back W: the holder's
+         * unlock will wake somebody. relaxed: the bucket lock orders it
+         * against the bucket-locked unlock; the lock-free unlocks' CAS fails
+         * on it; the store unlock is handled by lock_before_sleep. */
+        uint32_t next = ((s | P | CREDITS) & ~(c->woken ? W : 0u));
+        if (__atomic_compare_exchange_n(&c->m->state_, &s, next, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            c->woken = false;
             return true;
-        /* L[|S] -> L|P[|S]; relaxed: the bucket lock orders it against the
-         * slow unlock; the store unlock is handled by lock_before_sleep. */
-        if (__atomic_compare_exchange_n(&c->m->state_, &s, s | P, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED))
-            return true;
+        }
     }
 }
 
 static void lock_removed(void *ctx, bool more)
 {
     struct lock_ctx *c = ctx;
-    if (!more) /* P.. -> 0, L..|P.. -> L..; relaxed: only P and credits change */
-        __atomic_fetch_and(&c->m->state_, ~(P | CREDITS), __ATOMIC_RELAXED);
+    if (!more) /* x|P -> x; relaxed: only P changes */
+        __atomic_fetch_and(&c->m->state_, ~P, __ATOMIC_RELAXED);
 }
 
 /* The waiter's half of the asymmetric Dekker pair (docs/design/mutex.md): a
  * waiter whose holder may unlock by a plain store (S clear at validate) is
  * counted in the hint by now; after the membarrier, either that unlock sees
  * the hint and wakes a waiter, or we see P gone and retry instead of
- * sleeping. A covered waiter's holder unlocks through the bucket lock. */
+ * sleeping. A covered waiter's holder unlocks through the slow path. */
 static bool lock_before_sleep(void *ctx)
 {
     struct lock_ctx *c = ctx;
@@ -151,20 +174,65 @@ static const park__wait_ops_t lock_ops = {
     .before_sleep = lock_before_sleep,
 };
 
-/* Tries to take the mutex, spinning while nobody is parked (rule 6): true
- * if taken; *s is then the word it last saw. */
-static bool lock_spin(park_mutex_t *m, uint32_t *s)
+/* Tries to take the mutex, spinning (rule 6) while nobody is queued, or
+ * while we are the woken waiter: true if taken; *s is then the word it
+ * last saw. A queued waiter is about to get its turn, so a newcomer that
+ * sees P queues at once rather than add a second spinner. */
+static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
 {
     /* 40 pauses: a short critical section ends within them; a holder that
      * takes longer is better waited for asleep. */
     park__spin_t spin = park__spin_init(40, 0);
     for (;;) {
-        if (try_take(m, s))
+        if (try_take(m, s, woken))
             return true;
-        if ((*s & P) || !park__spin(&spin))
+        if (((*s & P) && !woken) || !park__spin(&spin))
             return false;
         *s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     }
+}
+
+struct pass_ctx {
+    park_mutex_t *m;
+    bool passed;
+};
+
+/* The woken waiter gives up (its deadline passed). If the mutex is held,
+ * W is cleared and the holder's unlock wakes somebody; if it is free, the
+ * oldest waiter becomes the woken waiter in its place (W stays), or, if it
+ * is asynchronous (it cannot retry), is handed the lock. */
+static unsigned pass_select(void *ctx, park__waiter_t *w)
+{
+    struct pass_ctx *p = ctx;
+    uint32_t s = __atomic_load_n(&p->m->state_, __ATOMIC_RELAXED);
+    for (;;) {
+        uint32_t next;
+        if (s & L) {
+            next = s & ~W;
+        } else if (w->notify) {
+            next = (s & ~W) | L | S | CREDITS;
+        } else {
+            w->grant = GRANT_WOKEN;
+            p->passed = true;
+            return PARK__SELECT_GRANT | PARK__SELECT_STOP;
+        }
+        /* acquire: a hand-over takes the lock for the task. A lock-free
+         * unlock's CAS fails on it and retries. */
+        if (__atomic_compare_exchange_n(&p->m->state_, &s, next, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            break;
+    }
+    if (s & L)
+        return PARK__SELECT_STOP;
+    w->grant = GRANT_HANDOFF;
+    return PARK__SELECT_GRANT | PARK__SELECT_STOP;
+}
+
+static void pass_finish(void *ctx, bool more)
+{
+    struct pass_ctx *p = ctx;
+    if (!more && !p->passed) /* nobody queued: W (and P) go */
+        __atomic_fetch_and(&p->m->state_, ~(W | P), __ATOMIC_RELAXED);
 }
 
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
@@ -176,10 +244,15 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
 
     for (;;) {
-        if (lock_spin(m, &s))
+        if (lock_spin(m, &s, c.woken))
             return 0;
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
+        if (deadline != PARK_FOREVER && park_now() >= deadline) {
+            if (c.woken) {
+                struct pass_ctx p = {.m = m};
+                park__unpark(m, pass_select, pass_finish, &p);
+            }
             return ETIMEDOUT;
+        }
         if (w.since == 0)
             w.since = park_now();
         int r = park__wait(m, &w, flags, &lock_ops, &c, deadline);
@@ -188,12 +261,13 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
         if (r == PARK__WAIT_TIMEDOUT)
             return ETIMEDOUT;
         /* Woken to retry, or the mutex fell free before we slept. A woken
-         * waiter that loses to a barger re-queues at the front with its
-         * original start time, so an unlock after PARK__FAIR_NS hands it the
-         * lock: a thread that unlocks and re-locks in a loop cannot hold
-         * it off much longer than that. */
-        if (r == PARK__WAIT_GRANTED)
+         * waiter that loses to a barger queues again at the front with its
+         * original start time, so that it is the oldest waiter when
+         * park__wait_owed grants it a hand-off. */
+        if (r == PARK__WAIT_GRANTED) {
+            c.woken = w.grant == GRANT_WOKEN;
             flags = PARK__WAIT_FRONT;
+        }
         s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     }
 }
@@ -212,7 +286,6 @@ int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline)
 
 struct unlock_ctx {
     park_mutex_t *m;
-    park_time_t now;
     bool woken;   /* a waiter was granted */
     bool handoff; /* ... and handed the lock (else woken to retry) */
 };
@@ -220,48 +293,50 @@ struct unlock_ctx {
 static unsigned unlock_select(void *ctx, park__waiter_t *w)
 {
     struct unlock_ctx *u = ctx;
-    if (u->now == 0)
-        u->now = park_now();
     u->woken = true;
-    u->handoff = park__wait_owed(w, u->now);
-    w->grant = u->handoff ? GRANT_HANDOFF : GRANT_RETRY;
+    u->handoff = park__wait_owed(w, park_now());
+    w->grant = u->handoff ? GRANT_HANDOFF : GRANT_WOKEN;
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
 static void unlock_finish(void *ctx, bool more)
 {
     struct unlock_ctx *u = ctx;
-    /* P stays set while anyone was granted, even the last waiter, and for
-     * up to 3 more unlocks that find the queue empty (the credits): a mutex
-     * that was contended a moment ago is likely to be again, and while P
-     * is set every holder carries S, so its waiters sleep without the
-     * membarrier of an uncontended -> contended transition. */
-    uint32_t old = __atomic_load_n(&u->m->state_, __ATOMIC_RELAXED);
-    uint32_t s;
-    if (more || u->woken)
-        s = P | CREDITS;
-    else if (old & CREDITS)
-        s = P | ((old & CREDITS) - C);
-    else
-        s = 0;
-    if (u->handoff) {
-        s |= L | S;
+    /* L|..|P -> P|W|255 (woken), L|S|255[|P] (handed over); a queue found
+     * empty (P outlived its waiters) leaves the credits. */
+    uint32_t s = __atomic_load_n(&u->m->state_, __ATOMIC_RELAXED) & CREDITS;
+    if (u->woken)
+        s = CREDITS | (more ? P : 0u) | (u->handoff ? L | S : W);
+    if (u->handoff)
         PARK__PROBE1(handoff, u->m);
-    }
-    /* L|P[|S] -> 0 | P | L|S | L|S|P. release: pairs with the acquire CAS of the
-     * next locker (a hand-off is ordered by the bucket unlock and the
-     * waiter's acquire of `woken`). The last access to *m. */
+    /* release: pairs with the acquire CAS of the next locker (a hand-off
+     * is ordered by the bucket unlock and the waiter's acquire of
+     * `woken`). The last access to *m. */
     __atomic_store_n(&u->m->state_, s, __ATOMIC_RELEASE);
 }
 
 void park__mutex_unlock_slow(park_mutex_t *m)
 {
+    uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+    for (;;) {
 #ifdef PARK_DEBUG
-    if (!(__atomic_load_n(&m->state_, __ATOMIC_RELAXED) & L)) {
-        fprintf(stderr, "park: park_mutex_unlock(%p): the mutex is not locked\n", (void *)m);
-        abort();
-    }
+        if (!(s & L)) {
+            fprintf(stderr, "park: park_mutex_unlock(%p): the mutex is not locked\n", (void *)m);
+            abort();
+        }
 #endif
+        if ((s & P) && !(s & W))
+            break; /* somebody must be woken: under the bucket lock */
+        /* Nobody queued (a credit is spent) or a woken waiter on its way
+         * (nobody to wake): L|S|x -> x. release: pairs with the next
+         * locker's acquire. The last access to *m. */
+        uint32_t next = s & ~(L | S);
+        if (!(s & P) && (next & CREDITS))
+            next -= C;
+        if (__atomic_compare_exchange_n(&m->state_, &s, next, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+            return;
+    }
     struct unlock_ctx u = {.m = m};
     park__unpark(m, unlock_select, unlock_finish, &u);
 }
@@ -278,10 +353,11 @@ static unsigned hinted_select(void *ctx, park__waiter_t *w)
         park_mutex_t *m = (park_mutex_t *)w->key;
         uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
         for (;;) {
-            /* free -> L|S|P|c: handed over (S: its unlock is slow); else
-             * held -> held|P. relaxed: the bucket lock and the waiter's
-             * notify order the hand-over, as for unlock_finish's store. */
-            uint32_t next = (s & L) ? (s | P) : (L | S | P | CREDITS);
+            /* free -> x|L|S|P|255: handed over (S: its unlock is slow);
+             * else held -> held|P. relaxed: the bucket lock and the
+             * waiter's notify order the hand-over, as for unlock_finish's
+             * store. */
+            uint32_t next = (s & L) ? (s | P) : (s | L | S | P | CREDITS);
             if (__atomic_compare_exchange_n(&m->state_, &s, next, true, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED))
                 break;
@@ -297,7 +373,8 @@ static unsigned hinted_select(void *ctx, park__waiter_t *w)
 
 /* After a store unlock that saw a non-zero hint: the mutex may already be
  * someone else's, or freed, so only the queue is touched. A waiter of the
- * address (if any; the hint slot is shared) is woken to retry. */
+ * address (if any; the hint slot is shared) is woken to retry; it does
+ * not own W. */
 void park__mutex_unlock_hinted(const void *m)
 {
     PARK__PROBE1(hinted, m);

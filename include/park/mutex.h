@@ -45,12 +45,12 @@ typedef struct park_mutex {
 #define PARK__MUTEX_LOCKED 1u
 #define PARK__MUTEX_PARKED 2u
 #define PARK__MUTEX_SLOW_UNLOCK 4u
-#define PARK__MUTEX_CREDIT 8u   /* unit of the "recently contended" count */
-#define PARK__MUTEX_CREDITS 24u /* its field: 0 to 3 credits, only with P */
-/* Private: what a lock taken from a free state s adds to it. */
-#define PARK__MUTEX_TAKE(s)                                                                        \
-    (PARK__MUTEX_LOCKED | ((s)&PARK__MUTEX_PARKED ? PARK__MUTEX_SLOW_UNLOCK : 0u))
-
+#define PARK__MUTEX_WOKEN 8u      /* a woken waiter is on its way */
+#define PARK__MUTEX_CREDIT 16u    /* unit of the "recently contended" count */
+#define PARK__MUTEX_CREDITS 4080u /* its field: 0 to 255 credits */
+/* Private: what a lock taken from a free state s adds to it: a lock taken
+ * from any word but 0 unlocks through the slow path. */
+#define PARK__MUTEX_TAKE(s) (PARK__MUTEX_LOCKED | ((s) ? PARK__MUTEX_SLOW_UNLOCK : 0u))
 /* Private: out-of-line slow paths of the inline functions below. */
 PARK_API void park__mutex_lock_slow(park_mutex_t *m);
 PARK_API void park__mutex_unlock_slow(park_mutex_t *m);

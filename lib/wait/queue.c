@@ -19,6 +19,7 @@ typedef struct bucket {
     _Atomic uint32_t batch_seq; /* PARK__WAIT_BATCH sleepers' futex word */
     park__waiter_t *head;       /* FIFO of the waiters of every key hashed here */
     park__waiter_t *tail;
+    park_time_t fair_at; /* no fair hand-off before this (park__wait_owed) */
 } __attribute__((aligned(64))) bucket_t;
 
 static bucket_t buckets[BUCKET_COUNT];
@@ -79,6 +80,19 @@ static bool key_has_waiters(const bucket_t *b, const void *key)
         if (w->key == key)
             return true;
     return false;
+}
+
+bool park__wait_owed(const park__waiter_t *w, park_time_t now)
+{
+    if (w->notify)
+        return true;
+    if (now - w->since < PARK__FAIR_NS)
+        return false;
+    bucket_t *b = bucket_of(w->key);
+    if (now < b->fair_at)
+        return false;
+    b->fair_at = now + PARK__FAIR_NS;
+    return true;
 }
 
 void park__waiter_init(park__waiter_t *w, uintptr_t want)

@@ -70,13 +70,16 @@ struct park__waiter {
  * this long is handed what it waits for directly. */
 #define PARK__FAIR_NS 1000000u
 
-/* True if w is owed a direct hand-off at `now`: an asynchronous waiter
- * (it cannot retry), or a thread that has waited PARK__FAIR_NS since
- * w->since. */
-static inline bool park__wait_owed(const park__waiter_t *w, park_time_t now)
-{
-    return w->notify || now - w->since >= PARK__FAIR_NS;
-}
+/* Bucket locked (for select callbacks): true if w is owed a direct
+ * hand-off at `now`. An asynchronous waiter (it cannot retry) always is. A
+ * thread is once it has waited PARK__FAIR_NS since w->since, but the
+ * waiters of one bucket are owed at most one such hand-off per
+ * PARK__FAIR_NS: under sustained contention every queued thread soon has
+ * waited that long, and handing over at each release would make the lock
+ * change hands by a context switch every time (a convoy); instead the
+ * running threads keep it for bursts of about PARK__FAIR_NS, and the
+ * oldest waiter gets it between bursts. */
+bool park__wait_owed(const park__waiter_t *w, park_time_t now);
 
 /* Makes *w a fresh thread waiter asking for `want`, with since = 0. */
 void park__waiter_init(park__waiter_t *w, uintptr_t want);

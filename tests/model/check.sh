@@ -129,6 +129,7 @@ run_case()
 run_case mutex                  mutex.pml pass        ""
 run_case mutex-timed            mutex.pml pass        "-DTIMED"
 run_case mutex-cas-unlock       mutex.pml pass        "-DCAS_UNLOCK -DTIMED"
+run_case mutex-one-credit       mutex.pml pass        "-DONE_CREDIT -DTIMED"
 run_case mutex-4x1              mutex.pml pass        "-DNPROC=4 -DITERS=1"
 run_case mutex-termination      mutex.pml pass        "-DITERS=1" np
 run_case mutex-termination-timed mutex.pml pass       "-DITERS=1 -DTIMED" np
@@ -138,9 +139,9 @@ run_case mutex-handoff-no-l     mutex.pml exclusion   "-DHANDOFF_NO_L"
 # What makes a covered waiter's skipped membarrier safe is that its holder
 # carries S and S keeps that holder off the store unlock: trusting a P that
 # was already set (the rule before S) fails, and so does a store unlock
-# that ignores S (L|S once the last waiter before has left).
+# that ignores S (L|S once the credits have run out: seen with one credit).
 run_case mutex-cover-by-p       mutex.pml lost-wakeup "-DCOVER_BY_P"
-run_case mutex-fast-unlock-s    mutex.pml lost-wakeup "-DFAST_UNLOCK_S"
+run_case mutex-fast-unlock-s    mutex.pml lost-wakeup "-DFAST_UNLOCK_S -DONE_CREDIT"
 # Not broken, and checked as such: without S on take-from-P, only a handed-
 # off holder covers its waiters, so more waiters fence. Such a holder that
 # took P -> L|P still unlocks slowly while P is set (P stays set while a
@@ -148,6 +149,16 @@ run_case mutex-fast-unlock-s    mutex.pml lost-wakeup "-DFAST_UNLOCK_S"
 # not covered. S on take-from-P saves membarriers; it is not needed for
 # correctness.
 run_case mutex-no-slow-bit      mutex.pml pass        "-DNO_SLOW_BIT"
+# One woken waiter in flight (W): a W that outlives its waiter makes every
+# unlock wake nobody while the others sleep, whether the woken waiter
+# queues again keeping it, or gives up keeping it, or gives up on a free
+# mutex without passing it on. Losing W is not broken (more wake-ups, and
+# checked as such): only a W nobody owns is.
+run_case mutex-no-remark        mutex.pml lost-wakeup "-DNO_REMARK -DLOOSE_W"
+run_case mutex-timeout-keeps-w  mutex.pml lost-wakeup "-DTIMED -DTIMEOUT_KEEPS_W -DLOOSE_W"
+run_case mutex-pass-no-check    mutex.pml lost-wakeup "-DTIMED -DPASS_NO_CHECK"
+run_case mutex-no-woken-mark    mutex.pml pass        "-DTIMED -DNO_WOKEN_MARK -DLOOSE_W"
+run_case mutex-barger-clears-w  mutex.pml pass        "-DTIMED -DBARGER_CLEARS_W -DLOOSE_W"
 
 # Asynchronous acquisitions (lib/async.c, lib/task/task.c): a grant racing a
 # cancel, a deadline and the drops of the task's references conserves the

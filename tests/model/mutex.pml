@@ -6,25 +6,26 @@
  *   - no lost wake-up: a thread blocked on its `woken` flag once everything
  *     else has finished is an invalid end state (every run is finite, so
  *     this is also termination);
+ *   - one woken waiter at a time owns W: whenever the woken waiter takes
+ *     the lock, queues again or gives up, W is set;
  *   - the mutex is left clean: once every thread is done and the store
- *     buffers have drained, the word is 0 or P|c (recent contention, c
- *     credits, 0 to 3), never with L or S, the queue is empty and the hint
- *     0 (park_mutex_destroy would return 0);
- *   - credits only with P: checked at every slow unlock and at the end.
+ *     buffers have drained, the word holds at most credits (recent
+ *     contention), never L, S, P or W, the queue is empty and the hint 0
+ *     (park_mutex_destroy would return 0).
  *
  * Modelled:
  *   - NPROC threads, each doing ITERS times: lock; critical section;
  *     unlock. With -DTIMED the last thread uses park_mutex_lock_until (a
  *     trylock, then lock_wait with a deadline that may pass at any check or
  *     while asleep; once passed it stays passed).
- *   - The state word with L, P, S and the credits, exactly: c is a
- *     counter 0..3 in bits 3-4 as in mutex.h (CREDIT 8, CREDITS 24), not
- *     bounded further (it costs about 7% more states than the model
- *     without credits). Each CAS of mutex.c and mutex.h is
- *     one atomic step (a weak-CAS retry loop is one step too: it retries
- *     until the word it saw is the word it replaces). Taking a free word
- *     (try_take, trylock) adds L, and S if P was set (PARK__MUTEX_TAKE);
- *     the inline lock is the CAS 0 -> L.
+ *   - The state word with L, P, S, W and the credits, exactly, except that
+ *     the credits field holds 0 to 3 here (255 in mutex.h): refilled when a
+ *     waiter queues or is woken, one spent by each unlock that finds
+ *     nobody queued. Each CAS of mutex.c and mutex.h is one atomic step (a
+ *     weak-CAS retry loop is one step too: it retries until the word it
+ *     saw is the word it replaces). Taking a free word (try_take, trylock)
+ *     adds L, and S unless the word was 0 (PARK__MUTEX_TAKE); the woken
+ *     waiter's take also clears W; the inline lock is the CAS 0 -> L.
  *   - x86-TSO for the store unlock: its `state = 0` goes into the unlocking
  *     thread's store buffer (sb[]: one entry is enough, as a thread has at
  *     most one plain store to the word before its next locked instruction)
@@ -36,38 +37,41 @@
  *     instruction, or made under the bucket lock, whose unlock (an exchange)
  *     drains it before anyone else can act on it, or it is the `woken`
  *     store, whose delay is indistinguishable from a slower waker.
- *   - The store unlock is taken only when the word is exactly L: a holder
- *     with S (or with P set) unlocks through the bucket lock.
+ *   - The store unlock is taken only when the word is exactly L; any other
+ *     unlock is slow: a lock-free CAS L|S|x -> x (a credit spent) when P is
+ *     clear or W is set, else through the bucket lock.
  *   - The wait queue of the mutex's address: the bucket lock (a real lock:
  *     others run while it is held, in particular between validate and the
  *     hint increment of the same enqueue), the FIFO with front insertion,
  *     the hint (+1 at enqueue, -1 at dequeue, under the bucket lock), and
  *     per waiter queued, woken and grant.
- *   - park__wait: validate (free: INVALID; else covered = S as seen, and
- *     L[|S] -> L|P[|S] if P is clear); enqueue (at the back, or at the
- *     front after a lost retry); the spin on `woken` (one look: `woken`
- *     only goes 0 -> 1 while the waiter is queued, so the spin's last look
- *     decides); before_sleep (covered: sleep; else membarrier, re-read the
- *     word, sleep only if P is set, otherwise leave as on a timeout); the
- *     sleep; the timeout; park__wait_cancel with removed(more) (the last
- *     waiter leaving clears P and the credits: fetch_and ~(P|CREDITS)),
- *     and "grant beats timeout".
- *   - Slow unlock: grant the oldest waiter RETRY or HANDOFF (chosen
- *     nondeterministically: it depends on the clock), then store P|3 if
- *     anyone was granted or waiters remain, else P|(c-1) if the word read
- *     under the bucket lock has c > 0 credits, else 0, plus L|S on a
- *     hand-off; wake after the bucket unlock. Taking from P|c gives
- *     L|P|S|c (the credits are kept). Hinted unlock: grant the oldest
- *     waiter RETRY and leave the word alone.
+ *   - park__wait: validate (free: INVALID, and the woken waiter keeps W;
+ *     else covered = S as seen, L|x -> L|x|P|credits, and the woken waiter
+ *     clears W); enqueue (at the back, or at the front after a lost
+ *     retry); the spin on `woken` (one look: `woken` only goes 0 -> 1
+ *     while the waiter is queued, so the spin's last look decides);
+ *     before_sleep (covered: sleep; else membarrier, re-read the word,
+ *     sleep only if P is set, otherwise leave as on a timeout); the sleep;
+ *     the timeout; park__wait_cancel with removed(more) (the last waiter
+ *     leaving clears P), and "grant beats timeout".
+ *   - Bucket-locked unlock: grant the oldest waiter WOKEN or HANDOFF
+ *     (chosen nondeterministically: park__wait_owed depends on the clock),
+ *     then store credits|W (woken) or credits|L|S (handed over), with P if
+ *     waiters remain; a queue found empty leaves only the credits. Wake
+ *     after the bucket unlock. Hinted unlock: grant the oldest waiter RETRY
+ *     (it does not own W) and leave the word alone.
+ *   - The woken waiter whose deadline passes (pass_select): held: clear W;
+ *     free: the oldest waiter becomes the woken waiter; none: clear W|P.
  *
  * Abstracted:
  *   - Spinning before parking: one try_take right before parking stands for
  *     the whole spin (any run of the loop is matched by one attempt at the
  *     time of its successful, or last, attempt).
  *   - Steps inside one bucket critical section that no other thread can
- *     tell apart are merged (the slow unlock, the hinted unlock and the
- *     cancel are one step each; validate and the enqueue are two, because
- *     the word and the hint are read without the bucket lock in between).
+ *     tell apart are merged (the bucket-locked unlock, the hinted unlock,
+ *     the pass and the cancel are one step each; validate and the enqueue
+ *     are two, because the word and the hint are read without the bucket
+ *     lock in between).
  *   - Other keys sharing the bucket or the hint slot: they only add hinted
  *     unparks that find no waiter of this mutex.
  *   - The futex: sleeping is blocking on woken[me]; spurious wake-ups and
@@ -75,6 +79,7 @@
  *   - membarrier(2) is one atomic flush of every store buffer (the kernel
  *     runs a full barrier on each CPU running a thread of the process).
  *   - The bucket lock's futex and CONTENDED state: a test-and-set lock.
+ *   - Asynchronous waiters (tests/model/acquire.pml covers their grants).
  *
  * Switches (spin -D...):
  *   NO_MEMBARRIER  broken: before_sleep always says "sleep" (lost wake-up)
@@ -83,21 +88,35 @@
  *   HANDOFF_NO_L   broken: a hand-off stores S[|P] without L, so a barger
  *                  joins the new owner (mutual exclusion fails)
  *   COVER_BY_P     broken: validate also counts a P it found already set as
- *                  cover (the rule before the S bit: a waiter behind a
- *                  holder that took 0 -> L and may still store-unlock skips
- *                  the membarrier; lost wake-up)
+ *                  cover (a waiter behind a holder that took 0 -> L and may
+ *                  still store-unlock skips the membarrier; lost wake-up)
  *   FAST_UNLOCK_S  broken: the store unlock also runs on L|S (it ignores
  *                  S), so a covered waiter's P can be erased after the last
  *                  waiter before it left (lost wake-up)
- *   NO_SLOW_BIT    take-from-P adds L only, not S; covered is still read
- *                  from S, which only a hand-off then sets. Not broken:
- *                  fewer waiters are covered, so more of them fence (see
+ *   NO_REMARK      broken: the woken waiter that loses queues again
+ *                  without clearing W: unlocks keep waking nobody while
+ *                  every waiter sleeps (lost wake-up; with LOOSE_W)
+ *   TIMEOUT_KEEPS_W  broken: the woken waiter whose deadline passes leaves
+ *                  W set (lost wake-up; with LOOSE_W and TIMED)
+ *   PASS_NO_CHECK  broken: the woken waiter whose deadline passes clears W
+ *                  even when the mutex is free, leaving waiters queued
+ *                  behind a free mutex (lost wake-up; with TIMED)
+ *   NO_WOKEN_MARK  the waking unlock does not set W, so later unlocks wake
+ *                  more waiters. Not broken: W only saves wake-ups (with
+ *                  LOOSE_W; see check.sh)
+ *   BARGER_CLEARS_W  any take clears W. Not broken either (with LOOSE_W)
+ *   LOOSE_W        drop the W checks (the woken waiter finds W set; no W
+ *                  at the end) to look for their consequences instead
+ *   NO_SLOW_BIT    a take adds L only, not S; covered is still read from
+ *                  S, which only a hand-off then sets. Not broken: fewer
+ *                  waiters are covered, so more of them fence (see
  *                  check.sh)
  *   SLEEP_CHECK_ALL  before_sleep fences and re-reads P before every
  *                  sleep, covered or not (stricter than lib/mutex.c)
  *   SC_UNLOCK      the unlock's store goes straight to memory (no TSO)
  *   CAS_UNLOCK     no membarrier(2): the unlock is the CAS L -> 0, and
  *                  before_sleep always says "sleep"
+ *   ONE_CREDIT     refill the credits to 1, not 3 (they run out sooner)
  *   TIMED          the last thread uses park_mutex_lock_until
  *   NPROC, ITERS   threads and iterations (3 and 2 by default) */
 
@@ -116,14 +135,20 @@
 #define L 1 /* PARK__MUTEX_LOCKED */
 #define P 2 /* PARK__MUTEX_PARKED */
 #define S 4 /* PARK__MUTEX_SLOW_UNLOCK */
-#define C 8 /* PARK__MUTEX_CREDIT */
-#define CREDITS 24 /* PARK__MUTEX_CREDITS: 0 to 3 credits, only with P */
+#define W 8 /* PARK__MUTEX_WOKEN */
+#define C 16 /* PARK__MUTEX_CREDIT */
+#define CREDITS 48 /* the credits field: 0 to 3 credits here */
+#ifdef ONE_CREDIT
+#define REFILL C /* the refill: 1 credit, so that the credits run out */
+#else
+#define REFILL CREDITS /* the refill: 3 credits (all ones, as in mutex.c) */
+#endif
 
 /* What taking a free word s adds to it (PARK__MUTEX_TAKE). */
 #ifdef NO_SLOW_BIT
 #define TAKE(s) L
 #else
-#define TAKE(s) (L | ((s) & P -> S : 0))
+#define TAKE(s) (L | ((s) != 0 -> S : 0))
 #endif
 
 /* What validate counts as cover (lock_ctx.covered). */
@@ -146,11 +171,34 @@
 #define TRUST_COVER 1
 #endif
 
+/* The bits the woken waiter clears as it takes the lock or queues again. */
+#ifdef NO_REMARK
+#define REQUEUE_CLEARS 0
+#else
+#define REQUEUE_CLEARS W
+#endif
+#ifdef BARGER_CLEARS_W
+#define BARGER_CLEARS W
+#else
+#define BARGER_CLEARS 0
+#endif
+
+/* The woken waiter's W is set whenever it looks (WASSERT), and no W is
+ * left at the end (FINAL_W). LOOSE_W drops both checks, so that Spin looks
+ * for what a broken W leads to (a lost wake-up) instead. */
+#ifdef LOOSE_W
+#define WASSERT skip
+#define FINAL_W W
+#else
+#define WASSERT assert(state & W)
+#define FINAL_W 0
+#endif
 #define NONE 255
 
 /* w->grant */
-#define RETRY 0
-#define HANDOFF 1
+#define WOKEN 0 /* woken to retry, as the one woken waiter (W is its) */
+#define RETRY 1 /* woken to retry by a hinted unlock (W is not its) */
+#define HANDOFF 2
 
 /* park__wait's results (r), plus the intermediate QUEUE and SLEEP. */
 #define INVALID 0
@@ -169,7 +217,7 @@ byte q[NPROC];     /* waiter ids, q[0] the oldest; unused slots 0 */
 byte qlen;
 bit queued[NPROC]; /* w->queued */
 bit woken[NPROC];  /* w->woken */
-bit grant[NPROC];  /* w->grant */
+byte grant[NPROC]; /* w->grant */
 byte cs;           /* threads in the critical section */
 byte done;         /* threads that finished their iterations */
 
@@ -233,50 +281,73 @@ inline unlink(who)
     queued[who] = 0
 }
 
-/* park__mutex_unlock_slow: park__unpark(unlock_select, unlock_finish),
+/* park__mutex_unlock_slow: the lock-free CAS (nobody queued, or a woken
+ * waiter on its way), else park__unpark(unlock_select, unlock_finish),
  * then wake_granted. */
 inline unlock_slow(me)
 {
     atomic {
-        bucket == 0 -> drain(me); bucket = 1;
+        drain(me);
+        assert(state & L);
         if
-        :: qlen > 0 ->
-            w = q[0];
-            if /* unlock_select: the waiter is older than FAIR_NS, or not */
-            :: grant[w] = RETRY
-            :: grant[w] = HANDOFF
+        :: (state & P) && !(state & W) -> s = 1 /* to the bucket */
+        :: else ->
+            /* L|S|x -> x, a credit spent if nobody is queued */
+            s = state & ~(L | S);
+            if
+            :: !(state & P) && (s & CREDITS) -> s = s - C
+            :: else
             fi;
-            unlink(w)
-        :: else -> w = NONE
-        fi;
-        /* unlock_finish: L|P[|S]|c -> 0 | P|c' | L|S | L|S|P|3. The
-         * word is read under the bucket lock, with L held: nobody else
-         * changes it meanwhile (removed() needs the bucket lock). */
-        assert((state & L) && (!(state & CREDITS) || (state & P)));
-        if
-        :: w != NONE || qlen > 0 -> s = P | CREDITS
-        :: else -> if
-                   :: state & CREDITS -> s = P | ((state & CREDITS) - C)
-                   :: else -> s = 0
-                   fi
-        fi;
-        if
-        :: w != NONE && grant[w] == HANDOFF ->
-#ifdef HANDOFF_NO_L
-            s = s | S
-#else
-            s = s | L | S
-#endif
-        :: else
-        fi;
-        state = s;
-        s = 0;
-        bucket = 0;
-        if
-        :: w != NONE -> woken[w] = 1; w = NONE
-        :: else
+            state = s;
+            s = 0
         fi
-    }
+    };
+    if
+    :: s == 1 ->
+        atomic {
+            bucket == 0 -> drain(me); bucket = 1;
+            /* Only bucket-lock holders change the word now (P may have
+             * gone with the last waiter's timeout; W cannot appear). */
+            assert((state & L) && !(state & W));
+            if
+            :: qlen > 0 ->
+                w = q[0];
+                if /* unlock_select: park__wait_owed, or not */
+                :: grant[w] = WOKEN
+                :: grant[w] = HANDOFF
+                fi;
+                unlink(w)
+            :: else -> w = NONE
+            fi;
+            /* unlock_finish */
+            s = state & CREDITS;
+            if
+            :: w != NONE ->
+                s = REFILL | (qlen > 0 -> P : 0);
+                if
+                :: grant[w] == HANDOFF ->
+#ifdef HANDOFF_NO_L
+                    s = s | S
+#else
+                    s = s | L | S
+#endif
+                :: else ->
+#ifndef NO_WOKEN_MARK
+                    s = s | W
+#endif
+                fi
+            :: else
+            fi;
+            state = s;
+            s = 0;
+            bucket = 0;
+            if
+            :: w != NONE -> woken[w] = 1; w = NONE
+            :: else
+            fi
+        }
+    :: else
+    fi
 }
 
 /* park__mutex_unlock_hinted: park__unpark(hinted_select, NULL). */
@@ -333,13 +404,60 @@ inline unlock(me)
 #endif
 }
 
-/* try_take, and the CAS of park_mutex_trylock: 0 -> L, P -> L|P|S. */
+/* try_take, and the CAS of park_mutex_trylock: x -> x|L[|S]; the woken
+ * waiter also clears W. */
 inline try_take(me)
 {
     atomic {
         drain(me);
         if
-        :: !(state & L) -> state = state | TAKE(state); got = 1
+        :: !(state & L) ->
+            s = state | TAKE(state);
+            if
+            :: mywoken -> WASSERT; s = s & ~REQUEUE_CLEARS; mywoken = 0
+            :: else -> s = s & ~BARGER_CLEARS
+            fi;
+            state = s;
+            s = 0;
+            got = 1
+        :: else
+        fi
+    }
+}
+
+/* The woken waiter's deadline passed (lock_wait): park__unpark(pass_select,
+ * pass_finish): held: W goes; free: the oldest waiter becomes the woken
+ * waiter; nobody queued: W and P go. */
+inline pass_on(me)
+{
+    atomic {
+        bucket == 0 -> drain(me); bucket = 1;
+        WASSERT;
+        if
+        :: qlen > 0 && (state & L) ->
+#ifndef TIMEOUT_KEEPS_W
+            state = state & ~W;
+#endif
+            w = NONE
+        :: qlen > 0 && !(state & L) ->
+#ifdef PASS_NO_CHECK
+            state = state & ~W;
+            w = NONE
+#else
+            w = q[0];
+            grant[w] = WOKEN;
+            unlink(w)
+#endif
+        :: else ->
+#ifndef TIMEOUT_KEEPS_W
+            state = state & ~(W | P);
+#endif
+            w = NONE
+        fi;
+        bucket = 0;
+        mywoken = 0;
+        if
+        :: w != NONE -> woken[w] = 1; w = NONE
         :: else
         fi
     }
@@ -355,8 +473,10 @@ inline wait(me)
         :: !(state & L) -> r = INVALID; bucket = 0
         :: else ->
             covered = COVERS(state);
+            /* L|x -> L|x|P|credits, the woken waiter's W cleared */
+            state = state | P | REFILL;
             if
-            :: !(state & P) -> state = state | P /* L[|S] -> L|P[|S] */
+            :: mywoken -> WASSERT; state = state & ~REQUEUE_CLEARS; mywoken = 0
             :: else
             fi;
             r = QUEUE
@@ -406,10 +526,9 @@ inline wait(me)
                 if
                 :: queued[me] ->
                     unlink(me);
-                    /* lock_removed: P|c -> 0, L..|P|c -> L..
-                     * (fetch_and ~(P|CREDITS)) */
+                    /* lock_removed: x|P -> x (fetch_and ~P) */
                     if
-                    :: qlen == 0 -> state = state & (L | S)
+                    :: qlen == 0 -> state = state & ~P
                     :: else
                     fi;
                     bucket = 0
@@ -449,10 +568,9 @@ end:
     atomic {
         done == NPROC ->
             d_step { k = 0; membarrier() };
-            /* 0, or P|c left by recent contention (destroy accepts it,
-             * nobody being queued); never L or S */
-            assert((state & ~(P | CREDITS)) == 0 && (state == 0 || (state & P)) &&
-                   qlen == 0 && hint == 0 && bucket == 0)
+            /* 0, or credits left by recent contention (destroy accepts
+             * them, nobody being queued); never L, S, P or W */
+            assert((state & ~(CREDITS | FINAL_W)) == 0 && qlen == 0 && hint == 0 && bucket == 0)
     }
 }
 
@@ -460,7 +578,7 @@ active [NPROC] proctype Thread()
 {
     byte me = _pid - 2; /* after Memory and Final */
     byte iter, s, r, w = NONE, k;
-    bit got, covered, front, expired;
+    bit got, covered, front, expired, mywoken;
 
     do
     :: iter < ITERS ->
@@ -489,12 +607,18 @@ active [NPROC] proctype Thread()
             :: skip
             fi;
             if
-            :: expired -> break /* ETIMEDOUT */
+            :: expired ->
+                if
+                :: mywoken -> pass_on(me)
+                :: else
+                fi;
+                break /* ETIMEDOUT */
             :: else
             fi;
             wait(me);
             if
             :: r == GRANTED && grant[me] == HANDOFF -> got = 1
+            :: r == GRANTED && grant[me] == WOKEN -> front = 1; mywoken = 1
             :: r == GRANTED && grant[me] == RETRY -> front = 1
             :: r == TIMEDOUT -> r = 0; break /* ETIMEDOUT */
             :: else
