@@ -394,15 +394,16 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
             return 0;
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
-        /* Held back by a writer: yield a few times before queueing. Queued
-         * readers are handed their holds asleep, and with more threads
-         * than CPUs the readers that run meanwhile queue behind the next
-         * writer in turn: a convoy that does not end. A yield lets the
-         * writer's turn pass, so the reader goes in running; no pauses,
-         * since each look pulls the line from the writer that must
-         * release it. Not queued, the reader is still a new reader to the
-         * policy, never ahead of a waiting writer. */
-        for (park__spin_t spin = park__spin_init(0, 8); park__spin(&spin);) {
+        /* Held back by a writer: spin (rule 6), then yield a few times,
+         * before queueing. A write section is usually short, and a reader
+         * that queues costs the writer a slow unlock and itself a sleep and
+         * a wake. The yields matter with more threads than CPUs: queued
+         * readers are handed their holds asleep, and the readers that run
+         * meanwhile queue behind the next writer in turn, a convoy that
+         * does not end; a yield lets the writer's turn pass, so the reader
+         * goes in running. Not queued, the reader is still a new reader to
+         * the policy, never ahead of a waiting writer. */
+        for (park__spin_t spin = park__spin_init_gap(40, 8, 1); park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
             if (try_read(rw, &s))
                 return 0;
@@ -547,7 +548,7 @@ static bool write_spin(park_rwlock_t *rw)
 {
     /* 40 pauses, as the mutex: a short write or read section ends within
      * them; a longer one is better waited for asleep. */
-    park__spin_t spin = park__spin_init(40, 0);
+    park__spin_t spin = park__spin_init_gap(40, 0, 1);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (try_write(rw, &s))
