@@ -547,7 +547,8 @@ static const park__wait_ops_t write_ops = {.validate = write_validate, .removed 
 static bool write_spin(park_rwlock_t *rw)
 {
     /* 40 pauses, as the mutex: a short write or read section ends within
-     * them; a longer one is better waited for asleep. */
+     * them; a longer one is better waited for asleep. A look after every
+     * pause: the lock is free only in the gaps between read sections. */
     park__spin_t spin = park__spin_init_gap(40, 0, 1);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {

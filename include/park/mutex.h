@@ -9,11 +9,14 @@
  * A contended locker spins briefly while nobody sleeps, then parks in
  * park's shared wait queue (no CPU while parked, no allocation).
  *
- * Fairness: unlock lets a running thread barge in ahead of a woken waiter
- * (throughput), but a waiter that has waited longer than about 1 ms is
- * handed the lock directly by the next unlock, so a thread that unlocks and
- * re-locks in a loop cannot keep a waiter out for more than about that long
- * plus one critical section.
+ * Contention: one waiter at a time is woken to retry; until it has run,
+ * unlocks wake nobody, so running threads keep locking and unlocking
+ * without system calls. Fairness: unlock lets a running thread barge in
+ * ahead of the woken waiter (throughput), but the oldest waiter, once it
+ * has waited about 1 ms, is handed the lock directly (at most one such
+ * hand-off per millisecond among the locks that share a wait-queue
+ * bucket), so a thread that unlocks and re-locks in a loop cannot keep a
+ * lone waiter out for much more than 1 ms.
  *
  * Destruction safety: after the store that releases the mutex, unlock never
  * touches the mutex's memory again, so the thread that locks it next may
