@@ -10,7 +10,8 @@
  *                   lock or queued again (the designated waker): unlocks
  *                   wake nobody meanwhile
  *   c  CREDITS      0-255: the mutex was contended recently; refilled when
- *                   a waiter queues or is woken, one spent per unlock that
+ *                   a waiter queues or is woken, or a locker finds it held
+ *                   with fewer than half left; one spent per unlock that
  *                   finds nobody queued. While c > 0 every holder carries S,
  *                   so a waiter never needs the store unlock's fence.
  *
@@ -30,7 +31,8 @@
  *   lock, trylock      0 -> L, x -> x|L|S   CAS (fast path: 0 -> L); the
  *                                           woken waiter also clears W
  *   unlock             L -> 0               load + store (or CAS)
- *   unlock, no P       L|S|x -> x, c-1      CAS, lock-free
+ *   unlock, no P       L|S|x -> x, c-1      CAS, lock-free; then reads the
+ *                                           hint, as the store unlock
  *   unlock, W          L|S|P|W|c -> P|W|c   CAS, lock-free: wakes nobody
  *   unlock, P, no W    L|..|P -> P|W|255    store, bucket locked: the oldest
  *                                           waiter is woken to retry
@@ -39,6 +41,7 @@
  *                                           (park__wait_owed)
  *   park (validate)    L|x -> L|x|P|255     CAS, bucket locked; the woken
  *                                           waiter queuing again clears W
+ *   contended locker   L|x -> L|x|255       CAS, when c < 128
  *   last waiter leaves x|P -> x             fetch_and, bucket locked
  *   woken waiter gives up (timeout)         bucket locked: held: clears W;
  *                                           free: wakes the next waiter
@@ -243,6 +246,17 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     unsigned flags = 0;
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
 
+    /* Held: contention, even if we never queue. Credits below half are
+     * refilled (x -> x|255), so that while threads keep meeting at the
+     * lock its holders carry S and a waiter that does queue needs no
+     * membarrier. relaxed: the credits order nothing; a store unlock may
+     * erase them, which only costs that. */
+    while ((s & L) && (s & CREDITS) < CREDITS / 2) {
+        if (__atomic_compare_exchange_n(&m->state_, &s, s | CREDITS, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            break;
+    }
+
     for (;;) {
         if (lock_spin(m, &s, c.woken))
             return 0;
@@ -325,8 +339,11 @@ void park__mutex_unlock_slow(park_mutex_t *m)
             abort();
         }
 #endif
-        if ((s & P) && !(s & W))
-            break; /* somebody must be woken: under the bucket lock */
+        if ((s & P) && !(s & W)) { /* somebody must be woken */
+            struct unlock_ctx u = {.m = m};
+            park__unpark(m, unlock_select, unlock_finish, &u);
+            return;
+        }
         /* Nobody queued (a credit is spent) or a woken waiter on its way
          * (nobody to wake): L|S|x -> x. release: pairs with the next
          * locker's acquire. The last access to *m. */
@@ -335,10 +352,15 @@ void park__mutex_unlock_slow(park_mutex_t *m)
             next -= C;
         if (__atomic_compare_exchange_n(&m->state_, &s, next, true, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
-            return;
+            break;
     }
-    struct unlock_ctx u = {.m = m};
-    park__unpark(m, unlock_select, unlock_finish, &u);
+    /* As after a store unlock: a store unlock before ours may have erased
+     * the P of waiters still queued (its hinted wake-up woke one of them,
+     * to retry); while P is missing, each unlock that finds a waiter in
+     * the hint wakes the next. Our CAS, a full barrier, orders this load
+     * after it. */
+    if (!(s & P) && __atomic_load_n(park__hint_of(m), __ATOMIC_RELAXED) != 0)
+        park__mutex_unlock_hinted(m);
 }
 
 static unsigned hinted_select(void *ctx, park__waiter_t *w)

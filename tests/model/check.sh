@@ -157,6 +157,10 @@ run_case mutex-no-slow-bit      mutex.pml pass        "-DNO_SLOW_BIT"
 run_case mutex-no-remark        mutex.pml lost-wakeup "-DNO_REMARK -DLOOSE_W"
 run_case mutex-timeout-keeps-w  mutex.pml lost-wakeup "-DTIMED -DTIMEOUT_KEEPS_W -DLOOSE_W"
 run_case mutex-pass-no-check    mutex.pml lost-wakeup "-DTIMED -DPASS_NO_CHECK"
+# A lock-free unlock that finds P clear must read the hint as the store
+# unlock does: a P erased by an earlier store unlock is otherwise lost for
+# the waiters behind the one its hinted wake-up woke.
+run_case mutex-cas-unlock-no-hint mutex.pml lost-wakeup "-DCAS_UNLOCK_NO_HINT"
 run_case mutex-no-woken-mark    mutex.pml pass        "-DTIMED -DNO_WOKEN_MARK -DLOOSE_W"
 run_case mutex-barger-clears-w  mutex.pml pass        "-DTIMED -DBARGER_CLEARS_W -DLOOSE_W"
 

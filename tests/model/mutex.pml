@@ -20,7 +20,9 @@
  *     while asleep; once passed it stays passed).
  *   - The state word with L, P, S, W and the credits, exactly, except that
  *     the credits field holds 0 to 3 here (255 in mutex.h): refilled when a
- *     waiter queues or is woken, one spent by each unlock that finds
+ *     waiter queues or is woken, or when a locker entering lock_wait finds
+ *     the word held (mutex.c: only below half; here always, which
+ *     includes every case of it), one spent by each unlock that finds
  *     nobody queued. Each CAS of mutex.c and mutex.h is one atomic step (a
  *     weak-CAS retry loop is one step too: it retries until the word it
  *     saw is the word it replaces). Taking a free word (try_take, trylock)
@@ -39,7 +41,8 @@
  *     store, whose delay is indistinguishable from a slower waker.
  *   - The store unlock is taken only when the word is exactly L; any other
  *     unlock is slow: a lock-free CAS L|S|x -> x (a credit spent) when P is
- *     clear or W is set, else through the bucket lock.
+ *     clear or W is set (with P clear, it then reads the hint as the store
+ *     unlock does), else through the bucket lock.
  *   - The wait queue of the mutex's address: the bucket lock (a real lock:
  *     others run while it is held, in particular between validate and the
  *     hint increment of the same enqueue), the FIFO with front insertion,
@@ -101,6 +104,10 @@
  *   PASS_NO_CHECK  broken: the woken waiter whose deadline passes clears W
  *                  even when the mutex is free, leaving waiters queued
  *                  behind a free mutex (lost wake-up; with TIMED)
+ *   CAS_UNLOCK_NO_HINT  broken: the lock-free unlock that finds P clear
+ *                  does not read the hint, so a P erased by an earlier
+ *                  store unlock strands the waiters behind the one its
+ *                  hinted wake-up woke (lost wake-up)
  *   NO_WOKEN_MARK  the waking unlock does not set W, so later unlocks wake
  *                  more waiters. Not broken: W only saves wake-ups (with
  *                  LOOSE_W; see check.sh)
@@ -281,6 +288,23 @@ inline unlink(who)
     queued[who] = 0
 }
 
+/* park__mutex_unlock_hinted: park__unpark(hinted_select, NULL). */
+inline unlock_hinted(me)
+{
+    atomic {
+        bucket == 0 -> drain(me); bucket = 1;
+        if
+        :: qlen > 0 -> w = q[0]; grant[w] = RETRY; unlink(w)
+        :: else -> w = NONE
+        fi;
+        bucket = 0;
+        if
+        :: w != NONE -> woken[w] = 1; w = NONE
+        :: else
+        fi
+    }
+}
+
 /* park__mutex_unlock_slow: the lock-free CAS (nobody queued, or a woken
  * waiter on its way), else park__unpark(unlock_select, unlock_finish),
  * then wake_granted. */
@@ -299,9 +323,22 @@ inline unlock_slow(me)
             :: else
             fi;
             state = s;
-            s = 0
+            s = (state & P -> 0 : 2) /* 2: read the hint */
         fi
     };
+    if
+    :: s == 2 ->
+#ifdef CAS_UNLOCK_NO_HINT
+        s = 0
+#else
+        s = hint;
+        if
+        :: s != 0 -> s = 0; unlock_hinted(me)
+        :: else -> s = 0
+        fi
+#endif
+    :: else
+    fi;
     if
     :: s == 1 ->
         atomic {
@@ -348,23 +385,6 @@ inline unlock_slow(me)
         }
     :: else
     fi
-}
-
-/* park__mutex_unlock_hinted: park__unpark(hinted_select, NULL). */
-inline unlock_hinted(me)
-{
-    atomic {
-        bucket == 0 -> drain(me); bucket = 1;
-        if
-        :: qlen > 0 -> w = q[0]; grant[w] = RETRY; unlink(w)
-        :: else -> w = NONE
-        fi;
-        bucket = 0;
-        if
-        :: w != NONE -> woken[w] = 1; w = NONE
-        :: else
-        fi
-    }
 }
 
 /* park_mutex_unlock */
@@ -593,7 +613,19 @@ active [NPROC] proctype Thread()
             }
         :: else -> try_take(me) /* park_mutex_lock_until: trylock */
         fi;
-        /* lock_wait */
+        /* lock_wait: a held word's credits are refilled (when below half:
+         * here whenever the word is held, which covers every case) */
+        if
+        :: !got ->
+            atomic {
+                drain(me);
+                if
+                :: state & L -> state = state | REFILL
+                :: else
+                fi
+            }
+        :: else
+        fi;
         do
         :: got -> break
         :: else ->
