@@ -2,10 +2,14 @@
 #define _GNU_SOURCE
 #include "test.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +36,48 @@ uint64_t test_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        test_fail(__FILE__, __LINE__, "pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        test_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        fn(arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    char msg[8192];
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], msg + len, sizeof msg - 1 - len);
+        if (r > 0)
+            len += (size_t)r;
+        else if (r == 0 || errno != EINTR || len == sizeof msg - 1)
+            break;
+    }
+    msg[len] = '\0';
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            test_fail(__FILE__, __LINE__, "waitpid: %s", strerror(errno));
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+        test_fail(__FILE__, __LINE__,
+                  "the child was not killed by SIGABRT (status %#x), stderr: %s", status, msg);
+    if (!strstr(msg, needle))
+        test_fail(__FILE__, __LINE__, "the message does not contain \"%s\": \"%s\"", needle, msg);
 }
 
 uint64_t test_scaled(uint64_t n)

@@ -37,6 +37,12 @@ int test_main(int argc, char **argv, const test_case_t *tests, size_t count);
 _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Runs fn(arg) in a forked child, which must die of SIGABRT having written
+ * a message that contains `needle` to stderr; fails the test otherwise
+ * (the child returning from fn counts as not aborting). For misuse that
+ * park reports by aborting. */
+void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle);
+
 /* n * PARK_STRESS_SCALE, at least 1. */
 uint64_t test_scaled(uint64_t n);
 

@@ -783,6 +783,80 @@ TEST(pool_parallel_for_with_grain_zero_calls_body_per_index)
     park_pool_destroy(pool);
 }
 
+/* ---- misuse ---------------------------------------------------------------------------- */
+
+static void count_run(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+TEST(pool_submit_of_a_null_function_is_einval_and_queues_nothing)
+{
+    park_pool_t *pool = pool_new(1);
+    atomic_int runs = 0;
+    ASSERT_EQ(park_pool_submit(pool, NULL, &runs), EINVAL);
+    ASSERT_EQ(park_pool_submit(pool, count_run, &runs), 0);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&runs), 1);
+}
+
+TEST(pool_submit_to_a_null_pool_is_einval)
+{
+    atomic_int runs = 0;
+    ASSERT_EQ(park_pool_submit(NULL, count_run, &runs), EINVAL);
+    ASSERT_EQ(atomic_load(&runs), 0);
+}
+
+TEST(pool_destroy_of_null_does_nothing)
+{
+    park_pool_destroy(NULL);
+}
+
+static void destroy_own_pool(void *pool)
+{
+    park_pool_destroy(pool);
+}
+
+static void destroy_from_own_worker(void *arg)
+{
+    (void)arg;
+    park_pool_t *pool = pool_new(1);
+    park_join(pool, destroy_own_pool, pool, NULL, NULL); /* waits: the worker aborts */
+}
+
+TEST(pool_destroy_from_its_own_worker_aborts_with_a_message)
+{
+    test_expect_abort(destroy_from_own_worker, NULL, "park_pool_destroy");
+    test_expect_abort(destroy_from_own_worker, NULL, "own workers");
+}
+
+static void destroy_twice(void *arg)
+{
+    (void)arg;
+    park_pool_t *pool = pool_new(1);
+    park_pool_destroy(pool);
+    park_pool_destroy(pool);
+}
+
+TEST(pool_destroy_twice_aborts_with_a_message)
+{
+    test_expect_abort(destroy_twice, NULL, "park_pool_destroy");
+    test_expect_abort(destroy_twice, NULL, "not a live pool");
+}
+
+static void parallel_for_null_body(void *arg)
+{
+    (void)arg;
+    park_pool_t *pool = pool_new(1);
+    park_parallel_for(pool, 0, 10, 1, NULL, NULL);
+}
+
+TEST(pool_parallel_for_with_a_null_body_aborts_with_a_message)
+{
+    test_expect_abort(parallel_for_null_body, NULL, "park_parallel_for");
+    test_expect_abort(parallel_for_null_body, NULL, "body is NULL");
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(pool_create_with_zero_threads_starts_one_per_online_cpu),
     TEST_ENTRY(pool_create_with_null_config_starts_one_per_online_cpu),
@@ -818,6 +892,12 @@ static const test_case_t tests[] = {
     TEST_ENTRY(pool_parallel_for_on_an_empty_range_calls_nothing),
     TEST_ENTRY(pool_parallel_for_with_grain_larger_than_the_range_calls_body_once),
     TEST_ENTRY(pool_parallel_for_with_grain_zero_calls_body_per_index),
+    TEST_ENTRY(pool_submit_of_a_null_function_is_einval_and_queues_nothing),
+    TEST_ENTRY(pool_submit_to_a_null_pool_is_einval),
+    TEST_ENTRY(pool_destroy_of_null_does_nothing),
+    TEST_ENTRY(pool_destroy_from_its_own_worker_aborts_with_a_message),
+    TEST_ENTRY(pool_destroy_twice_aborts_with_a_message),
+    TEST_ENTRY(pool_parallel_for_with_a_null_body_aborts_with_a_message),
 };
 
 int main(int argc, char **argv)
