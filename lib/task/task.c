@@ -214,6 +214,9 @@ int park__task_complete(park_task_t *t, int err, void *result)
 
 int park_task_complete(park_task_t *t, int err, void *result)
 {
+    /* EINPROGRESS is park_task_result's "pending": no outcome. */
+    if (err < 0 || err == EINPROGRESS)
+        return EINVAL;
     return park__task_complete(t, err, result);
 }
 
@@ -317,6 +320,8 @@ static void run_user(cont_t *c)
 int park_task_then(park_task_t *t, park_pool_t *pool, void (*fn)(park_task_t *done, void *arg),
                    void *arg)
 {
+    if (!pool || !fn)
+        return EINVAL; /* a continuation without a pool would run inline */
     if (park__pool_closing(pool))
         return EPIPE;
     cont_t *c = cont_new(t, pool, run_user);
@@ -344,6 +349,8 @@ static void run_job(void *arg)
 
 park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void **result), void *arg)
 {
+    if (!pool || !fn)
+        return park__task_completed(EINVAL, NULL);
     if (park__pool_closing(pool))
         return park__task_completed(EPIPE, NULL);
     park_task_t *t = park__task_alloc(pool, 2); /* the caller's and the run's */

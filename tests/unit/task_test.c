@@ -1605,6 +1605,85 @@ TEST(task_release_of_a_task_with_an_armed_deadline_is_safe)
     decoys_check_and_release(&d);
 }
 
+/* ---- misuse ---------------------------------------------------------------------------- */
+
+static int never_run(void *arg, void **result)
+{
+    (void)result;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+TEST(task_run_of_a_null_function_or_on_a_null_pool_is_a_task_completed_with_einval)
+{
+    park_pool_t *pool = pool_new(1);
+    atomic_int runs = 0;
+    park_task_t *t = park_task_run(pool, NULL, &runs);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_TRUE(park_task_done(t));
+    ASSERT_EQ(park_task_result(t, NULL), EINVAL);
+    park_task_release(t);
+    t = park_task_run(NULL, never_run, &runs);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_EQ(park_task_wait(t, NULL), EINVAL);
+    park_task_release(t);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&runs), 0);
+}
+
+static void never_cont(park_task_t *done, void *arg)
+{
+    (void)done;
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+TEST(task_then_with_a_null_function_or_pool_is_einval_and_registers_nothing)
+{
+    park_pool_t *pool = pool_new(1);
+    atomic_int runs = 0;
+    park_task_t *t = park_task_new();
+    ASSERT_EQ(park_task_then(t, pool, NULL, &runs), EINVAL);
+    ASSERT_EQ(park_task_then(t, NULL, never_cont, &runs), EINVAL);
+    ASSERT_EQ(park_task_complete(t, 0, NULL), 0);
+    park_task_release(t);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&runs), 0);
+}
+
+TEST(task_complete_with_a_negative_error_is_einval_and_leaves_the_task_pending)
+{
+    park_task_t *t = park_task_new();
+    int token;
+    ASSERT_EQ(park_task_complete(t, -1, &token), EINVAL);
+    ASSERT_EQ(park_task_complete(t, -EIO, &token), EINVAL);
+    ASSERT_FALSE(park_task_done(t));
+    ASSERT_EQ(park_task_complete(t, EIO, &token), 0);
+    void *v = NULL;
+    ASSERT_EQ(park_task_result(t, &v), EIO);
+    ASSERT_TRUE(v == &token);
+    park_task_release(t);
+}
+
+TEST(task_complete_with_einprogress_is_einval_and_leaves_the_task_pending)
+{
+    park_task_t *t = park_task_new();
+    ASSERT_EQ(park_task_complete(t, EINPROGRESS, NULL), EINVAL);
+    ASSERT_FALSE(park_task_done(t));
+    ASSERT_EQ(park_task_result(t, NULL), EINPROGRESS);
+    ASSERT_EQ(park_task_complete(t, 0, NULL), 0);
+    ASSERT_EQ(park_task_result(t, NULL), 0);
+    park_task_release(t);
+}
+
+TEST(task_complete_with_a_bad_error_on_a_completed_task_is_einval)
+{
+    park_task_t *t = park_task_new();
+    ASSERT_EQ(park_task_complete(t, 0, NULL), 0);
+    ASSERT_EQ(park_task_complete(t, -1, NULL), EINVAL);
+    ASSERT_EQ(park_task_result(t, NULL), 0);
+    park_task_release(t);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(task_new_is_pending),
     TEST_ENTRY(task_complete_sets_the_error_and_result),
@@ -1672,6 +1751,11 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_release_of_an_armed_delay_is_safe),
     TEST_ENTRY(task_release_of_a_task_with_an_armed_deadline_is_safe),
     TEST_ENTRY(task_complete_racing_cancel_completes_exactly_once),
+    TEST_ENTRY(task_run_of_a_null_function_or_on_a_null_pool_is_a_task_completed_with_einval),
+    TEST_ENTRY(task_then_with_a_null_function_or_pool_is_einval_and_registers_nothing),
+    TEST_ENTRY(task_complete_with_a_negative_error_is_einval_and_leaves_the_task_pending),
+    TEST_ENTRY(task_complete_with_einprogress_is_einval_and_leaves_the_task_pending),
+    TEST_ENTRY(task_complete_with_a_bad_error_on_a_completed_task_is_einval),
 };
 
 int main(int argc, char **argv)
