@@ -1665,6 +1665,30 @@ TEST(lazy_factory_that_cannot_be_scheduled_fails_the_run_with_epipe_and_destroy_
     ASSERT_FALSE(park_lazy_ready(&c.l));
 }
 
+/* ---- deadlines without a pool ------------------------------------------------------- */
+
+TEST(sem_async_until_with_a_deadline_and_no_pool_is_einval_and_takes_nothing)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 1);
+    park_task_t *t = not_null(park_sem_acquire_async_until(&s, NULL, park_deadline_in(MS)));
+    assert_completed(t, EINVAL);
+    park_task_release(t);
+    t = not_null(park_sem_acquire_async_until(&s, NULL, 0)); /* passed: still no pool */
+    assert_completed(t, EINVAL);
+    park_task_release(t);
+    ASSERT_EQ(park_sem_count(&s), 1);
+}
+
+TEST(sem_async_until_forever_needs_no_pool)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 1);
+    park_task_t *t = not_null(park_sem_acquire_async_until(&s, NULL, PARK_FOREVER));
+    assert_completed(t, 0);
+    park_task_release(t);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(sem_async_continuation_never_runs_on_the_releasing_thread),
     TEST_ENTRY(mutex_async_continuation_never_runs_on_the_releasing_thread),
@@ -1728,6 +1752,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(lazy_factory_that_cannot_be_scheduled_fails_the_run_with_epipe_and_destroy_returns),
     TEST_ENTRY(sem_async_dropping_a_pending_timed_acquisition_cancels_it),
     TEST_ENTRY(sem_async_cancel_after_grant_then_drop_keeps_the_permit_for_the_holder),
+    TEST_ENTRY(sem_async_until_with_a_deadline_and_no_pool_is_einval_and_takes_nothing),
+    TEST_ENTRY(sem_async_until_forever_needs_no_pool),
 };
 
 int main(int argc, char **argv)
