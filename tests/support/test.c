@@ -38,7 +38,17 @@ uint64_t test_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle)
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+
+/* Runs fn(arg) in a forked child: SIGABRT (or, if `any_failure`, any
+ * signal or a non-zero exit) with `needle` on stderr passes. */
+static void expect_death(void (*fn)(void *arg), void *arg, const char *needle, bool any_failure)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -73,11 +83,30 @@ void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle)
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             test_fail(__FILE__, __LINE__, "waitpid: %s", strerror(errno));
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+    bool died = any_failure ? WIFSIGNALED(status) || WEXITSTATUS(status) != 0
+                            : WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+    if (!died)
         test_fail(__FILE__, __LINE__,
-                  "the child was not killed by SIGABRT (status %#x), stderr: %s", status, msg);
+                  "the child did not die as expected (status %#x), stderr: %s", status, msg);
     if (!strstr(msg, needle))
         test_fail(__FILE__, __LINE__, "the message does not contain \"%s\": \"%s\"", needle, msg);
+}
+
+void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle)
+{
+    expect_death(fn, arg, needle, false);
+}
+
+void test_expect_misuse(void (*fn)(void *arg), void *arg, const char *needle,
+                        const char *asan_kind)
+{
+#ifdef TEST_ASAN
+    (void)needle;
+    expect_death(fn, arg, asan_kind, true);
+#else
+    (void)asan_kind;
+    expect_death(fn, arg, needle, false);
+#endif
 }
 
 uint64_t test_scaled(uint64_t n)

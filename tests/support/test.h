@@ -43,6 +43,12 @@ _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
  * park reports by aborting. */
 void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle);
 
+/* As test_expect_abort, for a use of freed memory: in AddressSanitizer
+ * builds the child must fail with an ASan report of `asan_kind` (such as
+ * "use-after-poison"); in other builds it must abort with `needle`. */
+void test_expect_misuse(void (*fn)(void *arg), void *arg, const char *needle,
+                        const char *asan_kind);
+
 /* n * PARK_STRESS_SCALE, at least 1. */
 uint64_t test_scaled(uint64_t n);
 

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <park/park.h>
 #include <park/pool.h>
@@ -1684,6 +1685,92 @@ TEST(task_complete_with_a_bad_error_on_a_completed_task_is_einval)
     park_task_release(t);
 }
 
+/* ---- PARK_DEBUG: a released task is caught at its next use -------------------------- */
+
+#ifdef PARK_DEBUG
+static void release_twice(void *arg)
+{
+    (void)arg;
+    park_task_t *t = park_task_new();
+    park_task_release(t);
+    park_task_release(t);
+}
+
+TEST(task_release_twice_aborts_with_a_message_naming_park_task_release)
+{
+    test_expect_misuse(release_twice, NULL, "park_task_release(", "use-after-poison");
+    test_expect_misuse(release_twice, NULL, "was released", "use-after-poison");
+}
+
+/* The block of a released task is not the next one handed out, so the
+ * second release still meets a released task, not the new one. */
+static void release_twice_around_a_new_task(void *arg)
+{
+    (void)arg;
+    park_task_t *t = park_task_new();
+    park_task_release(t);
+    park_task_t *u = park_task_new();
+    if (u == t)
+        _exit(3); /* the quarantine did not hold t back */
+    park_task_release(t);
+}
+
+TEST(task_release_twice_with_a_new_task_in_between_still_aborts)
+{
+    test_expect_misuse(release_twice_around_a_new_task, NULL, "park_task_release(",
+                       "use-after-poison");
+}
+
+static void wait_after_release(void *arg)
+{
+    (void)arg;
+    park_task_t *t = park_task_new();
+    park_task_complete(t, 0, NULL);
+    park_task_release(t);
+    park_task_wait(t, NULL);
+}
+
+TEST(task_wait_after_release_aborts_with_a_message_naming_park_task_wait)
+{
+    test_expect_misuse(wait_after_release, NULL, "park_task_wait(", "use-after-poison");
+}
+
+static void result_after_release(void *arg)
+{
+    (void)arg;
+    park_task_t *t = park_task_new();
+    park_task_complete(t, EIO, NULL);
+    park_task_release(t);
+    park_task_result(t, NULL);
+}
+
+TEST(task_result_after_release_aborts_with_a_message_naming_park_task_result)
+{
+    test_expect_misuse(result_after_release, NULL, "park_task_result(", "use-after-poison");
+}
+
+static void nothing_cont(park_task_t *done, void *arg)
+{
+    (void)done;
+    (void)arg;
+}
+
+static void then_after_release(void *arg)
+{
+    (void)arg;
+    park_pool_t *pool = pool_new(1);
+    park_task_t *t = park_task_new();
+    park_task_release(t);
+    park_task_then(t, pool, nothing_cont, NULL);
+}
+
+TEST(task_then_after_release_aborts_with_a_message_naming_park_task_then)
+{
+    test_expect_misuse(then_after_release, NULL, "park_task_then(", "use-after-poison");
+}
+
+#endif
+
 static const test_case_t tests[] = {
     TEST_ENTRY(task_new_is_pending),
     TEST_ENTRY(task_complete_sets_the_error_and_result),
@@ -1756,6 +1843,13 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_complete_with_a_negative_error_is_einval_and_leaves_the_task_pending),
     TEST_ENTRY(task_complete_with_einprogress_is_einval_and_leaves_the_task_pending),
     TEST_ENTRY(task_complete_with_a_bad_error_on_a_completed_task_is_einval),
+#ifdef PARK_DEBUG
+    TEST_ENTRY(task_release_twice_aborts_with_a_message_naming_park_task_release),
+    TEST_ENTRY(task_release_twice_with_a_new_task_in_between_still_aborts),
+    TEST_ENTRY(task_wait_after_release_aborts_with_a_message_naming_park_task_wait),
+    TEST_ENTRY(task_result_after_release_aborts_with_a_message_naming_park_task_result),
+    TEST_ENTRY(task_then_after_release_aborts_with_a_message_naming_park_task_then),
+#endif
 };
 
 int main(int argc, char **argv)
