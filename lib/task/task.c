@@ -429,6 +429,8 @@ int park__task_deadline(park_task_t *t, park_pool_t *pool, park_time_t deadline)
 
 park_task_t *park_task_delay(park_pool_t *pool, uint64_t ns)
 {
+    if (!pool)
+        return park__task_completed(EINVAL, NULL); /* no timer */
     park_task_t *t = park__task_alloc(pool, 1);
     if (!t)
         return NULL;
@@ -485,6 +487,8 @@ static void when_any_step(cont_t *c)
 static park_task_t *combine(park_pool_t *pool, park_task_t *const *ts, size_t n,
                             void (*step)(cont_t *), int empty_err)
 {
+    if (!pool || (n && !ts))
+        return park__task_completed(EINVAL, NULL);
     if (park__pool_closing(pool))
         return park__task_completed(EPIPE, NULL);
     park_task_t *c = park__task_alloc(pool, 1);

@@ -1685,6 +1685,37 @@ TEST(task_complete_with_a_bad_error_on_a_completed_task_is_einval)
     park_task_release(t);
 }
 
+TEST(task_delay_without_a_pool_is_a_task_completed_with_einval)
+{
+    park_task_t *t = park_task_delay(NULL, MS);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_TRUE(park_task_done(t));
+    ASSERT_EQ(park_task_result(t, NULL), EINVAL);
+    park_task_release(t);
+}
+
+TEST(task_when_all_and_when_any_without_a_pool_or_tasks_are_completed_with_einval)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *in = park_task_new();
+    park_task_t *const ins[] = {in};
+    park_task_t *r[] = {
+        park_task_when_all(NULL, ins, 1),
+        park_task_when_any(NULL, ins, 1),
+        park_task_when_all(pool, NULL, 1),
+        park_task_when_any(pool, NULL, 1),
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+        ASSERT_TRUE(r[i] != NULL);
+        ASSERT_TRUE(park_task_done(r[i]));
+        ASSERT_EQ(park_task_result(r[i], NULL), EINVAL);
+        park_task_release(r[i]);
+    }
+    ASSERT_EQ(park_task_complete(in, 0, NULL), 0);
+    park_task_release(in);
+    park_pool_destroy(pool);
+}
+
 /* ---- PARK_DEBUG: a released task is caught at its next use -------------------------- */
 
 #ifdef PARK_DEBUG
@@ -1843,6 +1874,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_complete_with_a_negative_error_is_einval_and_leaves_the_task_pending),
     TEST_ENTRY(task_complete_with_einprogress_is_einval_and_leaves_the_task_pending),
     TEST_ENTRY(task_complete_with_a_bad_error_on_a_completed_task_is_einval),
+    TEST_ENTRY(task_delay_without_a_pool_is_a_task_completed_with_einval),
+    TEST_ENTRY(task_when_all_and_when_any_without_a_pool_or_tasks_are_completed_with_einval),
 #ifdef PARK_DEBUG
     TEST_ENTRY(task_release_twice_aborts_with_a_message_naming_park_task_release),
     TEST_ENTRY(task_release_twice_with_a_new_task_in_between_still_aborts),
