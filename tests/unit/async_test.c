@@ -1689,6 +1689,36 @@ TEST(sem_async_until_forever_needs_no_pool)
     ASSERT_EQ(park_sem_release(&s, 1), 0);
 }
 
+/* A timed acquisition made from a job that runs during park_pool_destroy's
+ * drain: the closing pool's timer cannot keep its deadline. */
+struct closing_sem {
+    park_pool_t *pool;
+    park_sem_t s;
+    int err;
+};
+
+static void closing_sem_job(void *arg)
+{
+    struct closing_sem *c = arg;
+    AWAIT(park__pool_closing(c->pool));
+    park_task_t *t = not_null(
+        park_sem_acquire_async_until(&c->s, c->pool, park_deadline_in(60000 * (uint64_t)MS)));
+    ASSERT_TRUE(park_task_done(t));
+    c->err = park_task_result(t, NULL);
+    park_task_release(t);
+}
+
+TEST(sem_async_until_on_a_pool_shutting_down_is_etimedout_at_once_and_takes_nothing)
+{
+    struct closing_sem c = {.pool = pool_new(1), .s = PARK_SEM_INIT(0, 1), .err = -1};
+    ASSERT_EQ(park_pool_submit(c.pool, closing_sem_job, &c), 0);
+    park_pool_destroy(c.pool);
+    ASSERT_EQ(c.err, ETIMEDOUT);
+    ASSERT_EQ(park__wait_count(&c.s), 0);
+    ASSERT_EQ(park_sem_release(&c.s, 1), 0);
+    ASSERT_EQ(park_sem_count(&c.s), 1);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(sem_async_continuation_never_runs_on_the_releasing_thread),
     TEST_ENTRY(mutex_async_continuation_never_runs_on_the_releasing_thread),
@@ -1754,6 +1784,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_async_cancel_after_grant_then_drop_keeps_the_permit_for_the_holder),
     TEST_ENTRY(sem_async_until_with_a_deadline_and_no_pool_is_einval_and_takes_nothing),
     TEST_ENTRY(sem_async_until_forever_needs_no_pool),
+    TEST_ENTRY(sem_async_until_on_a_pool_shutting_down_is_etimedout_at_once_and_takes_nothing),
 };
 
 int main(int argc, char **argv)
