@@ -180,9 +180,11 @@ PARK_API park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool);
 /* As park_sem_acquire_async, giving up at the absolute deadline: the task
  * completes with ETIMEDOUT (and took nothing) if no permit was granted by
  * then. A free permit is taken even when the deadline has passed; a
- * passed deadline otherwise gives a task completed with ETIMEDOUT. A pool
- * that is shutting down cannot time the wait: its task completes with
- * ETIMEDOUT at once. */
+ * passed deadline otherwise gives a task completed with ETIMEDOUT. The
+ * deadline is kept by the pool's timer: without a pool, a deadline other
+ * than PARK_FOREVER gives a task completed with EINVAL (nothing taken),
+ * and a pool that is shutting down cannot time the wait: its task
+ * completes with ETIMEDOUT at once. */
 PARK_API park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool,
                                                    park_time_t deadline);
 
