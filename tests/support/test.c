@@ -48,7 +48,8 @@ uint64_t test_now_ns(void)
 
 /* Runs fn(arg) in a forked child: SIGABRT (or, if `any_failure`, any
  * signal or a non-zero exit) with `needle` on stderr passes. */
-static void expect_death(void (*fn)(void *arg), void *arg, const char *needle, bool any_failure)
+static void expect_death(void (*fn)(void *arg), void *arg, const char *exec_test,
+                         const char *needle, bool any_failure)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -64,6 +65,11 @@ static void expect_death(void (*fn)(void *arg), void *arg, const char *needle, b
         dup2(fds[1], STDERR_FILENO);
         close(fds[0]);
         close(fds[1]);
+        if (exec_test) {
+            /* A new process of this binary running that test alone. */
+            execl("/proc/self/exe", "test-child", exec_test, (char *)NULL);
+            _exit(127);
+        }
         fn(arg);
         _exit(0);
     }
@@ -86,26 +92,30 @@ static void expect_death(void (*fn)(void *arg), void *arg, const char *needle, b
     bool died = any_failure ? WIFSIGNALED(status) || WEXITSTATUS(status) != 0
                             : WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
     if (!died)
-        test_fail(__FILE__, __LINE__,
-                  "the child did not die as expected (status %#x), stderr: %s", status, msg);
+        test_fail(__FILE__, __LINE__, "the child did not die as expected (status %#x), stderr: %s",
+                  status, msg);
     if (!strstr(msg, needle))
         test_fail(__FILE__, __LINE__, "the message does not contain \"%s\": \"%s\"", needle, msg);
 }
 
 void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle)
 {
-    expect_death(fn, arg, needle, false);
+    expect_death(fn, arg, NULL, needle, false);
 }
 
-void test_expect_misuse(void (*fn)(void *arg), void *arg, const char *needle,
-                        const char *asan_kind)
+void test_expect_abort_in_child(const char *child, const char *needle)
+{
+    expect_death(NULL, NULL, child, needle, false);
+}
+
+void test_expect_misuse(void (*fn)(void *arg), void *arg, const char *needle, const char *asan_kind)
 {
 #ifdef TEST_ASAN
     (void)needle;
-    expect_death(fn, arg, asan_kind, true);
+    expect_death(fn, arg, NULL, asan_kind, true);
 #else
     (void)asan_kind;
-    expect_death(fn, arg, needle, false);
+    expect_death(fn, arg, NULL, needle, false);
 #endif
 }
 
@@ -175,7 +185,8 @@ int test_main(int argc, char **argv, const test_case_t *tests, size_t count)
     pthread_create(&dog, NULL, watchdog, NULL);
     size_t passed = 0;
     for (size_t i = 0; i < count; i++) {
-        bool selected = argc <= 1;
+        /* A child_ test runs only when named (test_expect_abort_in_child). */
+        bool selected = argc <= 1 && strncmp(tests[i].name, "child_", 6) != 0;
         for (int a = 1; a < argc && !selected; a++)
             selected = strcmp(argv[a], tests[i].name) == 0;
         if (!selected)

@@ -43,6 +43,12 @@ _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
  * park reports by aborting. */
 void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle);
 
+/* As test_expect_abort, in a new process of the test binary that runs the
+ * test named `child` alone: for misuse that needs threads (a forked child
+ * of a threaded process may not start threads under ThreadSanitizer). A
+ * test whose name starts with "child_" runs only when named. */
+void test_expect_abort_in_child(const char *child, const char *needle);
+
 /* As test_expect_abort, for a use of freed memory: in AddressSanitizer
  * builds the child must fail with an ASan report of `asan_kind` (such as
  * "use-after-poison"); in other builds it must abort with `needle`. */

@@ -812,49 +812,47 @@ TEST(pool_destroy_of_null_does_nothing)
     park_pool_destroy(NULL);
 }
 
+/* Run by the tests below, each in a process of its own. */
 static void destroy_own_pool(void *pool)
 {
     park_pool_destroy(pool);
 }
 
-static void destroy_from_own_worker(void *arg)
+TEST(child_destroy_from_own_worker)
 {
-    (void)arg;
     park_pool_t *pool = pool_new(1);
     park_join(pool, destroy_own_pool, pool, NULL, NULL); /* waits: the worker aborts */
 }
 
-TEST(pool_destroy_from_its_own_worker_aborts_with_a_message)
+TEST(child_destroy_twice)
 {
-    test_expect_abort(destroy_from_own_worker, NULL, "park_pool_destroy");
-    test_expect_abort(destroy_from_own_worker, NULL, "own workers");
-}
-
-static void destroy_twice(void *arg)
-{
-    (void)arg;
     park_pool_t *pool = pool_new(1);
     park_pool_destroy(pool);
     park_pool_destroy(pool);
 }
 
-TEST(pool_destroy_twice_aborts_with_a_message)
+TEST(child_parallel_for_null_body)
 {
-    test_expect_abort(destroy_twice, NULL, "park_pool_destroy");
-    test_expect_abort(destroy_twice, NULL, "not a live pool");
-}
-
-static void parallel_for_null_body(void *arg)
-{
-    (void)arg;
     park_pool_t *pool = pool_new(1);
     park_parallel_for(pool, 0, 10, 1, NULL, NULL);
 }
 
+TEST(pool_destroy_from_its_own_worker_aborts_with_a_message)
+{
+    test_expect_abort_in_child("child_destroy_from_own_worker", "park_pool_destroy(");
+    test_expect_abort_in_child("child_destroy_from_own_worker", "own workers");
+}
+
+TEST(pool_destroy_twice_aborts_with_a_message)
+{
+    test_expect_abort_in_child("child_destroy_twice", "park_pool_destroy(");
+    test_expect_abort_in_child("child_destroy_twice", "not a live pool");
+}
+
 TEST(pool_parallel_for_with_a_null_body_aborts_with_a_message)
 {
-    test_expect_abort(parallel_for_null_body, NULL, "park_parallel_for");
-    test_expect_abort(parallel_for_null_body, NULL, "body is NULL");
+    test_expect_abort_in_child("child_parallel_for_null_body", "park_parallel_for(");
+    test_expect_abort_in_child("child_parallel_for_null_body", "body is NULL");
 }
 
 static const test_case_t tests[] = {
@@ -895,6 +893,9 @@ static const test_case_t tests[] = {
     TEST_ENTRY(pool_submit_of_a_null_function_is_einval_and_queues_nothing),
     TEST_ENTRY(pool_submit_to_a_null_pool_is_einval),
     TEST_ENTRY(pool_destroy_of_null_does_nothing),
+    TEST_ENTRY(child_destroy_from_own_worker),
+    TEST_ENTRY(child_destroy_twice),
+    TEST_ENTRY(child_parallel_for_null_body),
     TEST_ENTRY(pool_destroy_from_its_own_worker_aborts_with_a_message),
     TEST_ENTRY(pool_destroy_twice_aborts_with_a_message),
     TEST_ENTRY(pool_parallel_for_with_a_null_body_aborts_with_a_message),
