@@ -1620,6 +1620,44 @@ TEST(lazy_factory_returning_null_gives_enomem_to_the_callers_queued_while_it_ran
     park_pool_destroy(pool);
 }
 
+/* A factory whose task has already failed: the run ends on the pool as
+ * soon as its continuation runs, usually before the starter could have
+ * queued behind it afterwards. */
+struct failed_factory {
+    atomic_int calls;
+};
+
+static park_task_t *failed_factory_fn(void *arg, park_pool_t *pool)
+{
+    (void)pool;
+    struct failed_factory *f = arg;
+    atomic_fetch_add(&f->calls, 1);
+    park_task_t *t = park_task_new();
+    if (t)
+        park_task_complete(t, EIO, NULL);
+    return t;
+}
+
+TEST(lazy_starter_of_a_run_that_fails_at_once_gets_its_error_and_starts_no_other_run)
+{
+    enum { ROUNDS = 200 };
+    park_pool_t *pool = pool_new(2);
+    struct failed_factory f = {0};
+    park_lazy_t l;
+    park_lazy_init_async(&l, pool, failed_factory_fn, &f);
+    for (int i = 0; i < ROUNDS; i++) {
+        park_task_t *t = not_null(park_lazy_get_async(&l, pool));
+        ASSERT_EQ(park_task_wait(t, NULL), EIO);
+        park_task_release(t);
+        ASSERT_EQ(atomic_load(&f.calls), 2 * i + 1);
+        void *v = NULL;
+        ASSERT_EQ(park_lazy_get(&l, &v), EIO);
+        ASSERT_EQ(atomic_load(&f.calls), 2 * i + 2);
+    }
+    ASSERT_FALSE(park_lazy_ready(&l));
+    park_pool_destroy(pool);
+}
+
 /* Calls on an asynchronous lazy from a job that runs during
  * park_pool_destroy's drain: the factory's run can no longer be scheduled
  * on the closing pool. */
@@ -1779,6 +1817,7 @@ static const test_case_t tests[] = {
         lazy_factory_returning_null_fails_the_run_with_enomem_for_every_caller_and_the_next_retries),
     TEST_ENTRY(lazy_factory_returning_null_fails_a_blocking_starter_with_enomem),
     TEST_ENTRY(lazy_factory_returning_null_gives_enomem_to_the_callers_queued_while_it_ran),
+    TEST_ENTRY(lazy_starter_of_a_run_that_fails_at_once_gets_its_error_and_starts_no_other_run),
     TEST_ENTRY(lazy_factory_that_cannot_be_scheduled_fails_the_run_with_epipe_and_destroy_returns),
     TEST_ENTRY(sem_async_dropping_a_pending_timed_acquisition_cancels_it),
     TEST_ENTRY(sem_async_cancel_after_grant_then_drop_keeps_the_permit_for_the_holder),
