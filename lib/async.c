@@ -140,6 +140,8 @@ void park__acq_deadline(park_task_t *t, park_time_t deadline)
 park_task_t *park__acquire_async(park_pool_t *pool, const park__acq_ops_t *ops, const void *key,
                                  uintptr_t want, void *ctx, size_t ctx_size, park_time_t deadline)
 {
+    if (deadline != PARK_FOREVER && !pool)
+        return park__task_completed(EINVAL, NULL); /* no timer to keep the deadline */
     for (park_task_t *t = NULL;;) {
         bool taken = ops->try_take(ctx);
         if (taken || (deadline != PARK_FOREVER && park_now() >= deadline)) {

@@ -42,6 +42,8 @@
 #include <stdlib.h>
 
 #include "chan_impl.h"
+#include "os/os.h"
+#include "wait/lock.h"
 #include "wait/spin.h"
 
 #define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
@@ -488,6 +490,36 @@ const park__wait_ops_t park__chan_send_wait_ops = {
 
 /* ---- operations --------------------------------------------------------------- */
 
+#ifdef PARK_DEBUG
+/* PARK_DEBUG: the live channels, so that a second park_chan_destroy aborts
+ * with a message instead of freeing twice, without reading the freed
+ * channel. A list under a lock: debug builds only. */
+static park__lock_t live_lock = PARK__LOCK_INIT;
+static park_chan_t *live_chans;
+
+static void live_add(park_chan_t *ch)
+{
+    park__lock(&live_lock);
+    ch->next_live = live_chans;
+    live_chans = ch;
+    park__unlock(&live_lock);
+}
+
+/* Takes ch off the list: false if it was not on it. */
+static bool live_remove(park_chan_t *ch)
+{
+    park__lock(&live_lock);
+    park_chan_t **p = &live_chans;
+    while (*p && *p != ch)
+        p = &(*p)->next_live;
+    bool found = *p != NULL;
+    if (found)
+        *p = ch->next_live;
+    park__unlock(&live_lock);
+    return found;
+}
+#endif
+
 int park_chan_create(park_chan_t **ch, size_t capacity)
 {
     if (capacity == 0)
@@ -507,14 +539,25 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
         atomic_init(&c->cells[i].seq, FREE(i));
         c->cells[i].item = NULL;
     }
+#ifdef PARK_DEBUG
+    live_add(c);
+#endif
     *ch = c;
     return 0;
 }
 
 int park_chan_destroy(park_chan_t *ch)
 {
+    if (!ch)
+        return EINVAL;
+    /* Reads only the queues keyed by ch's address, not ch. */
     if (park__wait_has_waiters(rkey(ch)) || park__wait_has_waiters(skey(ch)))
         return EBUSY;
+#ifdef PARK_DEBUG
+    if (!live_remove(ch))
+        park__misuse("park_chan_destroy", ch,
+                     "not a live channel (destroyed already, or never created)");
+#endif
     park__chan_free_given(ch->given);
     free(ch);
     return 0;

@@ -34,6 +34,9 @@ struct park_chan {
     _Alignas(64) _Atomic unsigned waiters;
     _Alignas(64) uint64_t cap;
     given_t *given, *given_last; /* the senders' bucket lock guards them */
+#ifdef PARK_DEBUG
+    struct park_chan *next_live; /* the live channels (chan.c) */
+#endif
     _Alignas(64) cell_t cells[];
 };
 

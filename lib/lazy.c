@@ -207,11 +207,9 @@ static bool wait_for_run(uint32_t *state, uint32_t s, park_time_t deadline, int 
 
 /* The machine: 0 once a run has succeeded (this call's or another's), or
  * the error of the run this call ran or waited for, EDEADLK or ETIMEDOUT.
- * With `start` (an asynchronous factory), a caller that makes 0 -> R
- * starts the factory's task instead of running an initialiser, and then
- * waits for that run like everyone else. */
-static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx), void *ctx,
-                  void (*start)(void *ctx))
+ * An asynchronous factory's runs are started by lazy_factory_get and
+ * park_lazy_get_async instead. */
+static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx), void *ctx)
 {
     for (;;) {
         /* acquire: pairs with the release that publishes READY. */
@@ -222,11 +220,8 @@ static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx),
             /* start: 0 -> R; acquire: pairs with the release of the
              * previous run's rollback, so that runs never overlap. */
             if (__atomic_compare_exchange_n(state, &s, RUNNING, false, __ATOMIC_ACQUIRE,
-                                            __ATOMIC_RELAXED)) {
-                if (!start)
-                    return run(state, call, ctx);
-                start(ctx);
-            }
+                                            __ATOMIC_RELAXED))
+                return run(state, call, ctx);
             continue;
         }
         int result;
@@ -272,8 +267,12 @@ void park_lazy_init(park_lazy_t *l, park_lazy_fn fn, void *arg)
  *
  * park_lazy_init_async keeps the factory in fn_ (as another function type)
  * and its pool in reserved_ (non-NULL marks the lazy asynchronous). The
- * caller that makes 0 -> R calls the factory; a continuation of the run's
- * task ends the run (end_run). */
+ * caller that makes 0 -> R queues an acquisition of its own behind the
+ * run first, then calls the factory; a continuation of the run's task ends
+ * the run (end_run). Only the starter can end the run before that
+ * continuation is registered, so the starter is always a caller of its own
+ * run: a run that fails at once (no task, no continuation) fails for the
+ * starter too, and it does not start another. */
 
 static void factory_done(park_task_t *done, void *arg)
 {
@@ -285,21 +284,6 @@ static void factory_done(park_task_t *done, void *arg)
     end_run(&l->state_, err);
 }
 
-static void start_factory(void *ctx)
-{
-    park_lazy_t *l = ((struct lazy_run *)ctx)->l;
-    park_pool_t *pool = l->reserved_;
-    park_task_t *t = ((park_lazy_async_fn)(void (*)(void))l->fn_)(l->arg_, pool);
-    if (!t) {
-        end_run(&l->state_, ENOMEM);
-        return;
-    }
-    int err = park_task_then(t, pool, factory_done, l);
-    park_task_release(t);
-    if (err)
-        end_run(&l->state_, err);
-}
-
 void park_lazy_init_async(park_lazy_t *l, park_pool_t *pool, park_lazy_async_fn fn, void *arg)
 {
     /* relaxed: as in park_lazy_init. */
@@ -309,8 +293,6 @@ void park_lazy_init_async(park_lazy_t *l, park_pool_t *pool, park_lazy_async_fn 
     l->arg_ = arg;
     l->reserved_ = pool;
 }
-
-/* ---- park_lazy_get_async ------------------------------------------------ */
 
 _Static_assert(sizeof(struct queue_ctx) <= PARK__ACQ_CTX_SIZE, "queue_ctx fits an acquisition");
 
@@ -340,28 +322,110 @@ static const park__acq_ops_t async_ops = {
     .give_back = async_give_back,
 };
 
+/* An acquisition of l's run whose continuations run on pool; NULL on
+ * ENOMEM. */
+static park_task_t *acq_new(park_lazy_t *l, park_pool_t *pool)
+{
+    park_task_t *t = park__acq_new(pool, &async_ops, &l->state_, 0);
+    if (t) {
+        struct queue_ctx *c = park__acq_ctx(t);
+        c->state = &l->state_;
+        c->l = l;
+    }
+    return t;
+}
+
+/* Starts a run of l's factory if l is idle (0 -> R), with t, the caller's
+ * fresh acquisition, queued behind it before the factory is called: t
+ * completes with the run's outcome, also when the run cannot start (the
+ * factory returned NULL: ENOMEM; its continuation could not be queued:
+ * EPIPE from a pool shutting down, or ENOMEM). false: l was not idle, t
+ * is untouched. */
+static bool start_run(park_lazy_t *l, park_task_t *t)
+{
+    uint32_t s = IDLE;
+    /* start: 0 -> R; acquire: as in obtain. */
+    if (!__atomic_compare_exchange_n(&l->state_, &s, RUNNING, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return false;
+    /* R -> R|W: validate cannot refuse, only this thread ends the run. */
+    if (park__acq_enqueue(t, 0) != PARK__WAIT_QUEUED) {
+        fprintf(stderr, "park: lazy %p: the starter of a run could not queue behind it\n",
+                (void *)l);
+        abort();
+    }
+    park_pool_t *pool = l->reserved_;
+    park_task_t *run = ((park_lazy_async_fn)(void (*)(void))l->fn_)(l->arg_, pool);
+    int err = ENOMEM; /* a factory that returns NULL */
+    if (run) {
+        err = park_task_then(run, pool, factory_done, l);
+        park_task_release(run);
+    }
+    if (err)
+        end_run(&l->state_, err); /* grants t and every caller queued meanwhile */
+    return true;
+}
+
+/* A blocking get of an asynchronous lazy: waits for the run in progress,
+ * or starts one and waits for its own acquisition of it. */
+static park__lazy_result_t factory_get(park_lazy_t *l, park_time_t deadline)
+{
+    park__lazy_result_t res = {.value = NULL, .err = 0};
+    for (;;) {
+        /* acquire: pairs with the release that publishes READY. */
+        uint32_t s = __atomic_load_n(&l->state_, __ATOMIC_ACQUIRE);
+        if (s & READY) {
+            res.value = l->value_;
+            return res;
+        }
+        if (s == IDLE) {
+            park_task_t *t = acq_new(l, l->reserved_);
+            if (!t) {
+                res.err = ENOMEM;
+                return res;
+            }
+            if (!start_run(l, t)) {
+                park__acq_discard(t);
+                continue;
+            }
+            /* A worker of the pool runs other work meanwhile (the run may
+             * need it); ETIMEDOUT leaves the run going, and the release
+             * takes t out of its queue. */
+            res.err = park_task_wait_until(t, deadline, &res.value);
+            park_task_release(t);
+            if (res.err)
+                res.value = NULL;
+            return res;
+        }
+        if (wait_for_run(&l->state_, s, deadline, &res.err)) {
+            /* Ordered by the acquire of our waiter's grant. */
+            if (res.err == 0)
+                res.value = l->value_;
+            return res;
+        }
+    }
+}
+
+/* ---- park_lazy_get_async ------------------------------------------------ */
+
 park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
 {
+    if (!l->fn_)
+        return park__task_completed(EINVAL, NULL);
     for (park_task_t *t = NULL;;) {
         /* acquire: pairs with the release that publishes READY. */
         uint32_t s = __atomic_load_n(&l->state_, __ATOMIC_ACQUIRE);
-        if (s & READY || !(s & RUNNING)) {
+        if (s & READY || (s == IDLE && !l->reserved_)) {
             if (t)
                 park__acq_discard(t);
             if (s & READY)
                 return park__task_completed(0, l->value_);
-            if (!l->fn_)
-                return park__task_completed(EINVAL, NULL);
             t = NULL;
             struct lazy_run r = {.l = l};
             /* start: 0 -> R; acquire: as in obtain. */
             if (!__atomic_compare_exchange_n(&l->state_, &s, RUNNING, false, __ATOMIC_ACQUIRE,
                                              __ATOMIC_RELAXED))
                 continue;
-            if (l->reserved_) {
-                start_factory(&r); /* then wait for the run like the others */
-                continue;
-            }
             /* A synchronous initialiser runs on the first caller's thread,
              * this one: the task is complete on return. */
             int err = run(&l->state_, lazy_call, &r);
@@ -372,15 +436,9 @@ park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
                 park__acq_discard(t);
             return park__task_completed(EDEADLK, NULL);
         }
-        if (!t) {
-            t = park__acq_new(pool, &async_ops, &l->state_, 0);
-            if (!t)
-                return NULL;
-            struct queue_ctx *c = park__acq_ctx(t);
-            c->state = &l->state_;
-            c->l = l;
-        }
-        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
+        if (!t && !(t = acq_new(l, pool)))
+            return NULL;
+        if (s == IDLE ? start_run(l, t) : park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
             return t;
     }
 }
@@ -390,8 +448,10 @@ park__lazy_result_t park__lazy_get_slow(park_lazy_t *l, park_time_t deadline)
     park__lazy_result_t res = {.value = NULL, .err = EINVAL};
     if (!l->fn_)
         return res;
+    if (l->reserved_)
+        return factory_get(l, deadline);
     struct lazy_run r = {.l = l};
-    res.err = obtain(&l->state_, deadline, lazy_call, &r, l->reserved_ ? start_factory : NULL);
+    res.err = obtain(&l->state_, deadline, lazy_call, &r);
     /* Another caller's value is ordered by obtain's acquire of READY or
      * of our waiter's grant. */
     if (res.err == 0)
@@ -436,5 +496,5 @@ int park__once_slow(park_once_t *o, park_once_fn fn, void *arg)
     if (!fn)
         return EINVAL;
     struct once_run r = {.fn = fn, .arg = arg};
-    return obtain(&o->state_, PARK_FOREVER, once_call, &r, NULL);
+    return obtain(&o->state_, PARK_FOREVER, once_call, &r);
 }

@@ -35,14 +35,16 @@ PARK_BEGIN_DECLS
 typedef struct park_chan park_chan_t;
 
 /* Makes a channel holding up to `capacity` items: 0 (*ch set), EINVAL
- * (capacity == 0) or ENOMEM (*ch unchanged on error). Never blocks. */
+ * (capacity == 0) or ENOMEM (*ch unchanged on error). The whole ring (16
+ * bytes an item) is allocated and written here. Never blocks. */
 PARK_API int park_chan_create(park_chan_t **ch, size_t capacity);
 
-/* Frees ch: 0, or EBUSY while a thread or task waits on it (then nothing
- * is freed and ch stays usable). Items still buffered are dropped (the
- * caller owns what they point to). Nobody may use ch afterwards, nor drop
- * an unobserved receive task of it (see park_chan_recv_async). Never
- * blocks. */
+/* Frees ch: 0, EINVAL (ch is NULL), or EBUSY while a thread or task waits
+ * on it (then nothing is freed and ch stays usable). Items still buffered
+ * are dropped (the caller owns what they point to). Nobody may use ch
+ * afterwards, nor drop an unobserved receive task of it (see
+ * park_chan_recv_async); PARK_DEBUG builds abort with a message on a
+ * second destroy. Never blocks. */
 PARK_API int park_chan_destroy(park_chan_t *ch);
 
 /* Appends item, blocking while the channel is full (in arrival order

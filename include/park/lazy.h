@@ -49,9 +49,12 @@ PARK_BEGIN_DECLS
 typedef int (*park_lazy_fn)(void *arg, void **value);
 
 /* An asynchronous factory: starts the run and returns its task, which
- * completes with the value as its result (error 0) or with an error; NULL
- * counts as a run failed with ENOMEM. Called on the thread of the caller
- * that starts the run, with the pool given to park_lazy_init_async. */
+ * completes with the value as its result (error 0) or with an error. NULL
+ * fails the run with ENOMEM, and a pool that is shutting down (the run's
+ * continuation cannot be queued on it) fails it with EPIPE: every caller
+ * of that run, its starter included, gets the error, and the next call
+ * starts another run. Called on the thread of the caller that starts the
+ * run, with the pool given to park_lazy_init_async. */
 typedef park_task_t *(*park_lazy_async_fn)(void *arg, park_pool_t *pool);
 
 /* Private: the state word's bits (lib/lazy.c documents the machine). The
@@ -127,7 +130,11 @@ PARK_API int park_lazy_get_until(park_lazy_t *l, park_time_t deadline, void **va
  * shared by every caller that arrives while it runs; each caller gets the
  * run's value or its error, and a failed run is rolled back (the next call
  * starts another) before any waiter is told. Blocking gets wait for the
- * run (never EDEADLK: the run is not on a caller's stack). Not atomic:
+ * run (never EDEADLK: the run is not on a caller's stack); one that starts
+ * the run waits for it as a task of its own (a worker of the pool runs
+ * other work meanwhile), and returns ENOMEM if no task can be made, or
+ * the run's ENOMEM or EPIPE (see park_lazy_async_fn); with a deadline it
+ * still starts the run, and times out only its own wait. Not atomic:
  * nobody may use *l meanwhile. The pool must outlive every run. */
 PARK_API void park_lazy_init_async(park_lazy_t *l, park_pool_t *pool, park_lazy_async_fn fn,
                                    void *arg);

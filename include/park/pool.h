@@ -66,12 +66,15 @@ PARK_API int park_pool_create(park_pool_t **pool, const park_pool_config_t *cfg)
  * and deadlines of park_task_cancel_at complete at once with ECANCELED. It
  * returns when no work is left and the workers have exited. A task that is
  * still pending when it returns must not complete with continuations on
- * this pool any more. Must not be called from one of the pool's workers.
- * Blocks. */
+ * this pool any more. NULL does nothing. Called from one of the pool's own
+ * workers (it would wait for itself), or for a pool already destroyed, it
+ * aborts with a message (a pool destroyed twice is found without reading
+ * its freed memory, unless a newer pool has taken its address). Blocks. */
 PARK_API void park_pool_destroy(park_pool_t *pool);
 
-/* Queues fn(arg) to run once on one of the pool's workers: 0, EPIPE (the
- * pool is shutting down; fn will not run) or ENOMEM. From a worker of this
+/* Queues fn(arg) to run once on one of the pool's workers: 0, EINVAL (fn
+ * or pool is NULL), EPIPE (the pool is shutting down; fn will not run) or
+ * ENOMEM. From a worker of this
  * pool it goes on that worker's own ring (FIFO; idle workers take from
  * it), from any other thread on that thread's producer ring. Never blocks;
  * allocates only when the rings are full. */
@@ -85,14 +88,15 @@ PARK_API int park_pool_submit(park_pool_t *pool, void (*fn)(void *arg), void *ar
  * pair runs on the pool and the caller parks until it is done, so
  * park_join(pool, f, arg, NULL, NULL) means "run f on the pool and wait".
  * Allocates nothing; blocks (or helps) until both are done. Works during
- * park_pool_destroy's drain from inside the pool, not from outside. */
+ * park_pool_destroy's drain from inside the pool; from outside it (and
+ * with a NULL pool) both functions run on the caller. */
 PARK_API void park_join(park_pool_t *pool, void (*a)(void *), void *a_arg, void (*b)(void *),
                         void *b_arg);
 
 /* Calls body(lo, hi, arg) over disjoint ranges that cover [begin, end)
  * exactly once, each at most `grain` long (grain 0 counts as 1), splitting
  * the range in halves with park_join. Returns when every call has returned.
- * Blocks as park_join does. */
+ * Blocks as park_join does. A NULL body aborts with a message. */
 PARK_API void park_parallel_for(park_pool_t *pool, size_t begin, size_t end, size_t grain,
                                 void (*body)(size_t lo, size_t hi, void *arg), void *arg);
 

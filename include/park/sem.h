@@ -50,17 +50,46 @@ typedef struct park_sem {
 #define PARK__SEM_FIFO 0x80000000u
 #define PARK__SEM_MAX_MASK 0x7fffffffu
 
-/* Static initialisers: `initial` free permits, at most `max` (constants
- * with 0 < max <= PARK_SEM_VALUE_MAX and initial <= max; not checked).
- * PARK_SEM_INIT barges with bounded unfairness; PARK_SEM_INIT_FIFO is
- * strictly FIFO. */
+/* Private: 0, as a constant expression, if the arguments of a static
+ * initialiser are constants with 0 < max <= PARK_SEM_VALUE_MAX and
+ * initial <= max; otherwise the initialiser does not compile (C: a static
+ * assertion saying so; C++: an incomplete park__sem_init_arguments_ok). */
+#define PARK__SEM_INIT_OK(initial, max)                                                            \
+    ((uint64_t)(max) != 0 && (uint64_t)(max) <= PARK_SEM_VALUE_MAX &&                              \
+     (uint64_t)(initial) <= (uint64_t)(max))
+#ifdef __cplusplus
+PARK_END_DECLS
+extern "C++" {
+template <bool ok> struct park__sem_init_arguments_ok;
+template <> struct park__sem_init_arguments_ok<true> {
+};
+}
+PARK_BEGIN_DECLS
+#define PARK__SEM_INIT_CHECK(initial, max)                                                         \
+    (0 * sizeof(park__sem_init_arguments_ok<PARK__SEM_INIT_OK(initial, max)>))
+#else
+#define PARK__SEM_INIT_CHECK(initial, max)                                                         \
+    (0 * sizeof(struct {                                                                           \
+         _Static_assert(PARK__SEM_INIT_OK(initial, max),                                           \
+                        "PARK_SEM_INIT: needs constants with initial <= max, "                     \
+                        "0 < max <= PARK_SEM_VALUE_MAX");                                          \
+         int ok_;                                                                                  \
+     }))
+#endif
+
+/* Static initialisers: `initial` free permits, at most `max`: constants
+ * with 0 < max <= PARK_SEM_VALUE_MAX and initial <= max, checked at
+ * compile time (anything else, a value known only at run time included,
+ * does not compile; park_sem_init checks run-time values). PARK_SEM_INIT
+ * barges with bounded unfairness; PARK_SEM_INIT_FIFO is strictly FIFO. */
 #define PARK_SEM_INIT(initial, max)                                                                \
     {                                                                                              \
-        (uint64_t)(initial), (uint32_t)(max), 0                                                    \
+        (uint64_t)(initial) + PARK__SEM_INIT_CHECK(initial, max), (uint32_t)(max), 0               \
     }
 #define PARK_SEM_INIT_FIFO(initial, max)                                                           \
     {                                                                                              \
-        (uint64_t)(initial), (uint32_t)(max) | PARK__SEM_FIFO, 0                                   \
+        (uint64_t)(initial) + PARK__SEM_INIT_CHECK(initial, max),                                  \
+            (uint32_t)(max) | PARK__SEM_FIFO, 0                                                    \
     }
 
 /* Private: out-of-line slow paths of the inline functions below. */
@@ -151,9 +180,11 @@ PARK_API park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool);
 /* As park_sem_acquire_async, giving up at the absolute deadline: the task
  * completes with ETIMEDOUT (and took nothing) if no permit was granted by
  * then. A free permit is taken even when the deadline has passed; a
- * passed deadline otherwise gives a task completed with ETIMEDOUT. A pool
- * that is shutting down cannot time the wait: its task completes with
- * ETIMEDOUT at once. */
+ * passed deadline otherwise gives a task completed with ETIMEDOUT. The
+ * deadline is kept by the pool's timer: without a pool, a deadline other
+ * than PARK_FOREVER gives a task completed with EINVAL (nothing taken),
+ * and a pool that is shutting down cannot time the wait: its task
+ * completes with ETIMEDOUT at once. */
 PARK_API park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool,
                                                    park_time_t deadline);
 

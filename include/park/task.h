@@ -41,13 +41,16 @@ PARK_API park_task_t *park_task_new(void);
 /* A task that runs fn(arg, &result) once on the pool and completes with
  * fn's return value as its error and `result` as its result (NULL unless fn
  * sets it). If the task is completed or cancelled before fn starts, fn does
- * not run. A pool that is shutting down gives a task completed with EPIPE.
- * NULL only on ENOMEM. Never blocks. */
+ * not run. A NULL fn or pool gives a task completed with EINVAL, a pool
+ * that is shutting down one completed with EPIPE. NULL only on ENOMEM.
+ * Never blocks. */
 PARK_API park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void **result),
                                     void *arg);
 
-/* Completes t with err and result: 0, or EALREADY if t had completed (t
- * unchanged; the winner's outcome is visible when EALREADY returns). The
+/* Completes t with err and result: 0, EINVAL (err is negative or
+ * EINPROGRESS, which park_task_result uses for "pending"; t unchanged), or
+ * EALREADY if t had completed (t unchanged; the winner's outcome is
+ * visible when EALREADY returns). The
  * caller must hold a reference to t. Release ordering. Never blocks (a
  * loser may wait the few instructions until the winner has published) and
  * runs no continuation. */
@@ -89,29 +92,32 @@ PARK_API int park_task_cancel_at(park_task_t *t, park_time_t deadline);
 PARK_API int park_task_cancel_at_on(park_task_t *t, park_pool_t *pool, park_time_t deadline);
 
 /* Registers fn(done, arg) to run on `pool` once t has completed (also when
- * it already has); `done` is t, borrowed for the call. 0, ENOMEM or EPIPE
- * (the pool is shutting down; fn will not run). Never blocks; fn never runs
+ * it already has); `done` is t, borrowed for the call. 0, EINVAL (fn or
+ * pool is NULL), ENOMEM or EPIPE (the pool is shutting down; fn will not
+ * run). Never blocks; fn never runs
  * within this call. */
 PARK_API int park_task_then(park_task_t *t, park_pool_t *pool,
                             void (*fn)(park_task_t *done, void *arg), void *arg);
 
 /* A task that completes with error 0 once `ns` nanoseconds have passed,
  * never earlier (ECANCELED if the pool shuts down first; EPIPE at once if
- * it is shutting down). The pool's timer costs nothing while nothing is
- * armed. NULL only on ENOMEM. Never blocks. */
+ * it is shutting down; EINVAL at once without a pool). The pool's timer
+ * costs nothing while nothing is armed. NULL only on ENOMEM. Never
+ * blocks. */
 PARK_API park_task_t *park_task_delay(park_pool_t *pool, uint64_t ns);
 
 /* A task that completes once every ts[i] has completed: with error 0, or
  * with the error of the first of them to fail (by completion order);
- * result NULL. n == 0 gives a task completed with 0. The inputs are
- * retained as long as needed; the caller keeps its references. NULL only
- * on ENOMEM. Never blocks. */
+ * result NULL. n == 0 gives a task completed with 0; a NULL pool, or NULL
+ * ts with n > 0, one completed with EINVAL. The inputs are retained as
+ * long as needed; the caller keeps its references. NULL only on ENOMEM.
+ * Never blocks. */
 PARK_API park_task_t *park_task_when_all(park_pool_t *pool, park_task_t *const *ts, size_t n);
 
 /* A task that completes when the first of ts[0..n) completes, with error 0
  * and, as result, that task's index i as (void *)(uintptr_t)i (whatever
- * that task's own error was). n == 0 gives a task completed with EINVAL.
- * NULL only on ENOMEM. Never blocks. */
+ * that task's own error was). n == 0, a NULL pool, or NULL ts give a task
+ * completed with EINVAL. NULL only on ENOMEM. Never blocks. */
 PARK_API park_task_t *park_task_when_any(park_pool_t *pool, park_task_t *const *ts, size_t n);
 
 /* Adds a reference to t and returns t. Never blocks. */
@@ -121,7 +127,12 @@ PARK_API park_task_t *park_task_retain(park_task_t *t);
  * an acquisition whose outcome nobody has seen (no park_task_done returning
  * true, park_task_result, park_task_wait, park_task_then, combinator, or a
  * cancel that returned EALREADY) cancels it, and what it was granted
- * meanwhile goes back to the primitive. Never blocks. */
+ * meanwhile goes back to the primitive. Never blocks.
+ *
+ * Using a task after its last release is undefined. PARK_DEBUG builds
+ * catch it while the task's block waits in the releasing thread's
+ * quarantine (its most recent frees): every public task function then
+ * aborts with a message naming itself; ASan builds report the use. */
 PARK_API void park_task_release(park_task_t *t);
 
 PARK_END_DECLS

@@ -34,6 +34,11 @@ bool park__os_membarrier_register(void);
  * running one of our threads): for slow paths only. */
 void park__os_membarrier(void);
 
+/* Writes "park: call(obj): what" to stderr and aborts: for misuse that no
+ * return value can report (a call that would wait for itself, a second
+ * destroy, a released task used). Never returns. */
+_Noreturn void park__misuse(const char *call, const void *obj, const char *what);
+
 /* Gives the processor to another runnable thread. */
 void park__os_yield(void);
 

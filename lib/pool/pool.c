@@ -473,6 +473,8 @@ bool park__pool_closing(park_pool_t *pool)
 
 int park_pool_submit(park_pool_t *pool, void (*fn)(void *), void *arg)
 {
+    if (!pool || !fn)
+        return EINVAL;
     if (park__pool_closing(pool)) /* refused; one that does not see it is drained */
         return EPIPE;
     return park__pool_schedule(pool, fn, arg);
@@ -612,6 +614,8 @@ static void pfor_run(void *arg)
 void park_parallel_for(park_pool_t *pool, size_t begin, size_t end, size_t grain,
                        void (*body)(size_t lo, size_t hi, void *arg), void *arg)
 {
+    if (!body)
+        park__misuse("park_parallel_for", pool, "body is NULL");
     if (begin >= end)
         return;
     pfor_t p = {begin, end, grain ? grain : 1, body, arg, pool};
@@ -627,6 +631,34 @@ static void stop_workers(park_pool_t *pool, unsigned started)
     park__unpark_all(&pool->idle);
     for (unsigned i = 0; i < started; i++)
         pthread_join(pool->workers[i].thread, NULL);
+}
+
+/* The live pools, so that a second park_pool_destroy of a pool is caught
+ * without reading the freed pool (unless a new pool took its address).
+ * Pools are few and made and destroyed rarely: a list under a lock. */
+static park__lock_t live_lock = PARK__LOCK_INIT;
+static park_pool_t *live_pools;
+
+static void live_add(park_pool_t *pool)
+{
+    park__lock(&live_lock);
+    pool->next_live = live_pools;
+    live_pools = pool;
+    park__unlock(&live_lock);
+}
+
+/* Takes pool off the list: false if it was not on it. */
+static bool live_remove(park_pool_t *pool)
+{
+    park__lock(&live_lock);
+    park_pool_t **p = &live_pools;
+    while (*p && *p != pool)
+        p = &(*p)->next_live;
+    bool found = *p != NULL;
+    if (found)
+        *p = pool->next_live;
+    park__unlock(&live_lock);
+    return found;
 }
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
@@ -675,6 +707,7 @@ int park_pool_create(park_pool_t **out, const park_pool_config_t *cfg)
             return err == EAGAIN ? EAGAIN : ENOMEM;
         }
     }
+    live_add(pool);
     *out = pool;
     return 0;
 }
@@ -689,6 +722,15 @@ static bool quiescent(park_pool_t *pool)
 
 void park_pool_destroy(park_pool_t *pool)
 {
+    if (!pool)
+        return;
+    park__worker_t *self = tls_worker;
+    if (self && self->pool == pool)
+        park__misuse("park_pool_destroy", pool,
+                     "called from one of the pool's own workers, it would wait for itself");
+    if (!live_remove(pool))
+        park__misuse("park_pool_destroy", pool,
+                     "not a live pool (destroyed already, or never created)");
     /* seq_cst: from here on, submissions see closing (park_pool_submit). */
     atomic_store_explicit(&pool->closing, true, memory_order_seq_cst);
     park__timer_shutdown(pool);

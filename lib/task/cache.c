@@ -9,12 +9,41 @@
  *           full: the batch goes back to malloc
  *
  * The cache is the thread's own (no atomics); the depot is guarded by an
- * internal lock (lib/wait/lock.h), taken once per BATCH_BLOCKS blocks. */
+ * internal lock (lib/wait/lock.h), taken once per BATCH_BLOCKS blocks.
+ *
+ * Lifetime checks: the cache hands out the block freed last first, so a
+ * task used after its release would be a new task by then, and ASan would
+ * see nothing wrong. In PARK_DEBUG and ASan builds a freed block waits in
+ * the freeing thread's quarantine, a ring of QUARANTINE_BLOCKS, before it
+ * goes to the cache; under ASan it is poisoned meanwhile, so a use after
+ * release is reported at the use, and in PARK_DEBUG builds the task's
+ * magic (task.c) says "released" to the next public call on it. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "task/task.h"
 #include "wait/lock.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define PARK__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PARK__ASAN 1
+#endif
+#endif
+
+#ifdef PARK__ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#if defined(PARK__ASAN) || defined(PARK_DEBUG)
+#define QUARANTINE_BLOCKS 256 /* 64 KiB per thread */
+#endif
 
 #define CACHE_MAX 512 /* blocks a thread keeps before passing a batch on */
 
@@ -43,9 +72,54 @@ static void cache_drain(void *arg)
     c->n = 0;
 }
 
+#ifdef QUARANTINE_BLOCKS
+typedef struct quarantine {
+    block_t *slot[QUARANTINE_BLOCKS]; /* NULL: empty */
+    unsigned next;                    /* the oldest, replaced next */
+    bool registered;                  /* the thread-exit destructor is set */
+} quarantine_t;
+
+static _Thread_local quarantine_t quarantine;
+
+/* Holds b back from reuse (poisoned) and lets the oldest block out: the
+ * block to cache now (unpoisoned), or NULL while the ring fills. */
+static block_t *quarantine_swap(block_t *b)
+{
+    POISON(b, sizeof *b);
+    block_t *out = quarantine.slot[quarantine.next];
+    quarantine.slot[quarantine.next] = b;
+    quarantine.next = (quarantine.next + 1) % QUARANTINE_BLOCKS;
+    if (out)
+        UNPOISON(out, sizeof *out);
+    return out;
+}
+
+static void quarantine_drain(void)
+{
+    for (unsigned i = 0; i < QUARANTINE_BLOCKS; i++) {
+        block_t *b = quarantine.slot[i];
+        quarantine.slot[i] = NULL;
+        if (b) {
+            UNPOISON(b, sizeof *b);
+            free(b);
+        }
+    }
+    quarantine.registered = false;
+}
+#endif
+
+/* At thread exit: the thread's blocks go back to malloc. */
+static void thread_exit(void *arg)
+{
+#ifdef QUARANTINE_BLOCKS
+    quarantine_drain();
+#endif
+    cache_drain(arg);
+}
+
 static void cache_key_create(void)
 {
-    (void)pthread_key_create(&cache_key, cache_drain);
+    (void)pthread_key_create(&cache_key, thread_exit);
 }
 
 /* The depot: whole batches of blocks that threads with too many (workers
@@ -91,6 +165,14 @@ void *park__block_alloc(void)
 void park__block_free(void *p)
 {
     block_t *b = p;
+#ifdef QUARANTINE_BLOCKS
+    if (!quarantine.registered) {
+        quarantine.registered = true;
+        cache_register();
+    }
+    if (!(b = quarantine_swap(b)))
+        return;
+#endif
     if (PARK__UNLIKELY(cache.n >= CACHE_MAX)) {
         /* Pass a batch to the depot (or to malloc if the depot is full). */
         block_t *chain = cache.head, *last = chain;

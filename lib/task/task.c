@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "os/os.h"
 #include "pool/pool.h"
 #include "task/task.h"
 #include "wait/latch.h"
@@ -70,13 +71,38 @@ park_task_t *park__task_alloc(park_pool_t *pool, uint32_t refs)
     t->pool = pool;
     t->kind = NULL;
     atomic_init(&t->observed, false);
+#ifdef PARK_DEBUG
+    t->magic = PARK__TASK_LIVE;
+#endif
     return t;
 }
 
 void park__task_free(park_task_t *t)
 {
+#ifdef PARK_DEBUG
+    t->magic = PARK__TASK_DEAD;
+#endif
     park__block_free(t);
 }
+
+/* PARK_DEBUG: a public call on a task that is not live aborts with a
+ * message naming the call. A released task stays recognisable while its
+ * block is in the quarantine (cache.c); under ASan the read below is what
+ * reports the use after release. */
+#ifdef PARK_DEBUG
+static void check_live(const park_task_t *t, const char *call)
+{
+    if (!t)
+        park__misuse(call, t, "the task is NULL");
+    if (t->magic == PARK__TASK_DEAD)
+        park__misuse(call, t, "the task was released (its last reference is gone)");
+    if (t->magic != PARK__TASK_LIVE)
+        park__misuse(call, t, "not a task");
+}
+#define CHECK_LIVE(t, call) check_live((t), (call))
+#else
+#define CHECK_LIVE(t, call) ((void)0)
+#endif
 
 park_task_t *park_task_new(void)
 {
@@ -85,6 +111,7 @@ park_task_t *park_task_new(void)
 
 park_task_t *park_task_retain(park_task_t *t)
 {
+    CHECK_LIVE(t, "park_task_retain");
     if (atomic_load_explicit(&t->refs, memory_order_relaxed) != PERMANENT)
         /* relaxed: the caller already holds a reference. */
         atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
@@ -93,6 +120,7 @@ park_task_t *park_task_retain(park_task_t *t)
 
 void park_task_release(park_task_t *t)
 {
+    CHECK_LIVE(t, "park_task_release");
     uint32_t v = atomic_load_explicit(&t->refs, memory_order_relaxed);
     if (v == PERMANENT)
         return;
@@ -118,7 +146,7 @@ void park_task_release(park_task_t *t)
     }
     /* acq_rel: the last release sees every other holder's writes. */
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
-        park__block_free(t);
+        park__task_free(t);
 }
 
 void park__task_hold(park_task_t *t)
@@ -131,7 +159,7 @@ void park__task_drop_hold(park_task_t *t)
 {
     /* acq_rel: as in park_task_release. */
     if (atomic_fetch_and_explicit(&t->refs, ~HOLD, memory_order_acq_rel) == HOLD)
-        park__block_free(t);
+        park__task_free(t);
 }
 
 static park_task_t *retain_internal(park_task_t *t)
@@ -148,7 +176,7 @@ static void release_internal(park_task_t *t)
         return;
     /* acq_rel: as in park_task_release. */
     if (atomic_fetch_sub_explicit(&t->refs, INTERNAL, memory_order_acq_rel) == INTERNAL)
-        park__block_free(t);
+        park__task_free(t);
 }
 
 static void cont_job(void *arg)
@@ -214,6 +242,10 @@ int park__task_complete(park_task_t *t, int err, void *result)
 
 int park_task_complete(park_task_t *t, int err, void *result)
 {
+    CHECK_LIVE(t, "park_task_complete");
+    /* EINPROGRESS is park_task_result's "pending": no outcome. */
+    if (err < 0 || err == EINPROGRESS)
+        return EINVAL;
     return park__task_complete(t, err, result);
 }
 
@@ -228,6 +260,7 @@ int park__task_cancel(park_task_t *t, int err)
 
 int park_task_cancel(park_task_t *t)
 {
+    CHECK_LIVE(t, "park_task_cancel");
     int r = park__task_cancel(t, ECANCELED);
     if (r == EALREADY)
         observe(t); /* the caller learnt that the grant is its own */
@@ -244,6 +277,7 @@ static void observe(const park_task_t *t)
 
 bool park_task_done(const park_task_t *t)
 {
+    CHECK_LIVE(t, "park_task_done");
     if (!park__latch_is_set((park__latch_t *)&t->done))
         return false;
     observe(t);
@@ -252,6 +286,7 @@ bool park_task_done(const park_task_t *t)
 
 int park_task_result(const park_task_t *t, void **result)
 {
+    CHECK_LIVE(t, "park_task_result");
     if (!park_task_done(t))
         return EINPROGRESS;
     if (result)
@@ -261,6 +296,7 @@ int park_task_result(const park_task_t *t, void **result)
 
 int park_task_wait_until(park_task_t *t, park_time_t deadline, void **result)
 {
+    CHECK_LIVE(t, "park_task_wait_until");
     if (PARK__LIKELY(park_task_done(t)))
         return park_task_result(t, result);
     if (!park__pool_wait_latch(&t->done, deadline))
@@ -270,6 +306,7 @@ int park_task_wait_until(park_task_t *t, park_time_t deadline, void **result)
 
 int park_task_wait(park_task_t *t, void **result)
 {
+    CHECK_LIVE(t, "park_task_wait");
     return park_task_wait_until(t, PARK_FOREVER, result);
 }
 
@@ -317,6 +354,9 @@ static void run_user(cont_t *c)
 int park_task_then(park_task_t *t, park_pool_t *pool, void (*fn)(park_task_t *done, void *arg),
                    void *arg)
 {
+    CHECK_LIVE(t, "park_task_then");
+    if (!pool || !fn)
+        return EINVAL; /* a continuation without a pool would run inline */
     if (park__pool_closing(pool))
         return EPIPE;
     cont_t *c = cont_new(t, pool, run_user);
@@ -344,6 +384,8 @@ static void run_job(void *arg)
 
 park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void **result), void *arg)
 {
+    if (!pool || !fn)
+        return park__task_completed(EINVAL, NULL);
     if (park__pool_closing(pool))
         return park__task_completed(EPIPE, NULL);
     park_task_t *t = park__task_alloc(pool, 2); /* the caller's and the run's */
@@ -352,7 +394,7 @@ park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void **result
     t->u.run.fn = fn;
     t->u.run.arg = arg;
     if (park__pool_schedule(pool, run_job, t) != 0) {
-        park__block_free(t);
+        park__task_free(t);
         return NULL;
     }
     return t;
@@ -387,12 +429,14 @@ int park__task_deadline(park_task_t *t, park_pool_t *pool, park_time_t deadline)
 
 park_task_t *park_task_delay(park_pool_t *pool, uint64_t ns)
 {
+    if (!pool)
+        return park__task_completed(EINVAL, NULL); /* no timer */
     park_task_t *t = park__task_alloc(pool, 1);
     if (!t)
         return NULL;
     int err = arm(pool, t, park_deadline_in(ns), fire_delay);
     if (err == ENOMEM) {
-        park__block_free(t);
+        park__task_free(t);
         return NULL;
     }
     if (err)
@@ -402,6 +446,7 @@ park_task_t *park_task_delay(park_pool_t *pool, uint64_t ns)
 
 int park_task_cancel_at_on(park_task_t *t, park_pool_t *pool, park_time_t deadline)
 {
+    CHECK_LIVE(t, "park_task_cancel_at_on");
     if (park_task_done(t))
         return EALREADY;
     if (!pool)
@@ -411,6 +456,7 @@ int park_task_cancel_at_on(park_task_t *t, park_pool_t *pool, park_time_t deadli
 
 int park_task_cancel_at(park_task_t *t, park_time_t deadline)
 {
+    CHECK_LIVE(t, "park_task_cancel_at");
     return park_task_cancel_at_on(t, t->pool, deadline);
 }
 
@@ -441,6 +487,8 @@ static void when_any_step(cont_t *c)
 static park_task_t *combine(park_pool_t *pool, park_task_t *const *ts, size_t n,
                             void (*step)(cont_t *), int empty_err)
 {
+    if (!pool || (n && !ts))
+        return park__task_completed(EINVAL, NULL);
     if (park__pool_closing(pool))
         return park__task_completed(EPIPE, NULL);
     park_task_t *c = park__task_alloc(pool, 1);
@@ -467,7 +515,7 @@ static park_task_t *combine(park_pool_t *pool, park_task_t *const *ts, size_t n,
                 park__block_free(nodes);
                 nodes = next;
             }
-            park__block_free(c);
+            park__task_free(c);
             return NULL;
         }
         k->arg = park_task_retain(c);
@@ -500,6 +548,9 @@ static park_task_t ready = {
     .claimed = 1,
     .conts = CLOSED,
     .done = {PARK__LATCH_SET},
+#ifdef PARK_DEBUG
+    .magic = PARK__TASK_LIVE,
+#endif
 };
 
 park_task_t *park__task_ready(void)

@@ -17,7 +17,10 @@
 /* A block from the calling thread's cache (or the depot, or malloc);
  * NULL on ENOMEM. */
 void *park__block_alloc(void);
-/* Back to the calling thread's cache (any thread may free any block). */
+/* Back to the calling thread's cache (any thread may free any block). In
+ * PARK_DEBUG and AddressSanitizer builds a freed block waits in a
+ * per-thread quarantine (poisoned under ASan) before it is reused, so that
+ * a use after release meets a dead block, not a new task. */
 void park__block_free(void *p);
 
 /* ---- tasks (task.c) ---------------------------------------------------- */
@@ -43,6 +46,11 @@ typedef struct park__task_kind {
 
 struct park__cont;
 
+/* PARK_DEBUG: park_task_t.magic of a live task and of a released one
+ * (checked by every public task function). */
+#define PARK__TASK_LIVE 0x7a5c11feu
+#define PARK__TASK_DEAD 0xdead7a5cu
+
 struct park_task {
     _Atomic uint32_t refs;
     _Atomic uint32_t claimed; /* 0 -> 1: the one completer */
@@ -53,6 +61,9 @@ struct park_task {
     park_pool_t *pool;             /* the pool it was made for, or NULL */
     const park__task_kind_t *kind; /* NULL: a plain task */
     _Atomic bool observed;         /* a holder looked at the outcome (kinds) */
+#ifdef PARK_DEBUG
+    uint32_t magic; /* PARK__TASK_LIVE, or PARK__TASK_DEAD once freed */
+#endif
     union {
         struct { /* park_task_run */
             int (*fn)(void *arg, void **result);

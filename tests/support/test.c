@@ -2,10 +2,14 @@
 #define _GNU_SOURCE
 #include "test.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +36,87 @@ uint64_t test_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+
+/* Runs fn(arg) in a forked child: SIGABRT (or, if `any_failure`, any
+ * signal or a non-zero exit) with `needle` on stderr passes. */
+static void expect_death(void (*fn)(void *arg), void *arg, const char *exec_test,
+                         const char *needle, bool any_failure)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        test_fail(__FILE__, __LINE__, "pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        test_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        if (exec_test) {
+            /* A new process of this binary running that test alone. */
+            execl("/proc/self/exe", "test-child", exec_test, (char *)NULL);
+            _exit(127);
+        }
+        fn(arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    char msg[8192];
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], msg + len, sizeof msg - 1 - len);
+        if (r > 0)
+            len += (size_t)r;
+        else if (r == 0 || errno != EINTR || len == sizeof msg - 1)
+            break;
+    }
+    msg[len] = '\0';
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            test_fail(__FILE__, __LINE__, "waitpid: %s", strerror(errno));
+    bool died = any_failure ? WIFSIGNALED(status) || WEXITSTATUS(status) != 0
+                            : WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+    if (!died)
+        test_fail(__FILE__, __LINE__, "the child did not die as expected (status %#x), stderr: %s",
+                  status, msg);
+    if (!strstr(msg, needle))
+        test_fail(__FILE__, __LINE__, "the message does not contain \"%s\": \"%s\"", needle, msg);
+}
+
+void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle)
+{
+    expect_death(fn, arg, NULL, needle, false);
+}
+
+void test_expect_abort_in_child(const char *child, const char *needle)
+{
+    expect_death(NULL, NULL, child, needle, false);
+}
+
+void test_expect_misuse(void (*fn)(void *arg), void *arg, const char *needle, const char *asan_kind)
+{
+#ifdef TEST_ASAN
+    (void)needle;
+    expect_death(fn, arg, NULL, asan_kind, true);
+#else
+    (void)asan_kind;
+    expect_death(fn, arg, NULL, needle, false);
+#endif
 }
 
 uint64_t test_scaled(uint64_t n)
@@ -100,7 +185,8 @@ int test_main(int argc, char **argv, const test_case_t *tests, size_t count)
     pthread_create(&dog, NULL, watchdog, NULL);
     size_t passed = 0;
     for (size_t i = 0; i < count; i++) {
-        bool selected = argc <= 1;
+        /* A child_ test runs only when named (test_expect_abort_in_child). */
+        bool selected = argc <= 1 && strncmp(tests[i].name, "child_", 6) != 0;
         for (int a = 1; a < argc && !selected; a++)
             selected = strcmp(argv[a], tests[i].name) == 0;
         if (!selected)

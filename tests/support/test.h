@@ -37,6 +37,24 @@ int test_main(int argc, char **argv, const test_case_t *tests, size_t count);
 _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Runs fn(arg) in a forked child, which must die of SIGABRT having written
+ * a message that contains `needle` to stderr; fails the test otherwise
+ * (the child returning from fn counts as not aborting). For misuse that
+ * park reports by aborting. */
+void test_expect_abort(void (*fn)(void *arg), void *arg, const char *needle);
+
+/* As test_expect_abort, in a new process of the test binary that runs the
+ * test named `child` alone: for misuse that needs threads (a forked child
+ * of a threaded process may not start threads under ThreadSanitizer). A
+ * test whose name starts with "child_" runs only when named. */
+void test_expect_abort_in_child(const char *child, const char *needle);
+
+/* As test_expect_abort, for a use of freed memory: in AddressSanitizer
+ * builds the child must fail with an ASan report of `asan_kind` (such as
+ * "use-after-poison"); in other builds it must abort with `needle`. */
+void test_expect_misuse(void (*fn)(void *arg), void *arg, const char *needle,
+                        const char *asan_kind);
+
 /* n * PARK_STRESS_SCALE, at least 1. */
 uint64_t test_scaled(uint64_t n);
 

@@ -24,6 +24,7 @@
 #include <park/pool.h>
 #include <park/task.h>
 
+#include "pool/pool.h"
 #include "wait/wait.h"
 
 #include "test.h"
@@ -1513,6 +1514,249 @@ TEST(lazy_get_async_without_initialiser_is_einval)
     park_pool_destroy(pool);
 }
 
+/* A factory that returns NULL (no run) until `fail` calls have been made,
+ * then runs make_value; its first call waits until the test opens `gate`. */
+struct null_factory {
+    int fail;
+    atomic_int calls;
+    atomic_bool in_first;
+    atomic_bool gate;
+    int token;
+};
+
+static park_task_t *null_factory_fn(void *arg, park_pool_t *pool)
+{
+    struct null_factory *f = arg;
+    int i = atomic_fetch_add(&f->calls, 1);
+    if (i == 0) {
+        atomic_store(&f->in_first, true);
+        AWAIT(atomic_load(&f->gate));
+    }
+    if (i < f->fail)
+        return NULL;
+    return park_task_run(pool, make_value, &f->token);
+}
+
+TEST(lazy_factory_returning_null_fails_the_run_with_enomem_for_every_caller_and_the_next_retries)
+{
+    park_pool_t *pool = pool_new(1);
+    struct null_factory f = {.fail = 1};
+    park_lazy_t l;
+    park_lazy_init_async(&l, pool, null_factory_fn, &f);
+    atomic_store(&f.gate, true); /* no gate: the starter fails at once */
+    park_task_t *t = not_null(park_lazy_get_async(&l, pool));
+    ASSERT_EQ(park_task_wait(t, NULL), ENOMEM);
+    park_task_release(t);
+    ASSERT_EQ(atomic_load(&f.calls), 1);
+    ASSERT_FALSE(park_lazy_ready(&l));
+    void *v = NULL;
+    ASSERT_EQ(park_lazy_get(&l, &v), 0); /* the next call runs again */
+    ASSERT_TRUE(v == &f.token);
+    ASSERT_EQ(atomic_load(&f.calls), 2);
+    park_pool_destroy(pool);
+}
+
+TEST(lazy_factory_returning_null_fails_a_blocking_starter_with_enomem)
+{
+    park_pool_t *pool = pool_new(1);
+    struct null_factory f = {.fail = 2};
+    atomic_store(&f.gate, true);
+    park_lazy_t l;
+    park_lazy_init_async(&l, pool, null_factory_fn, &f);
+    void *v = &f;
+    ASSERT_EQ(park_lazy_get(&l, &v), ENOMEM);
+    ASSERT_TRUE(v == &f); /* unchanged */
+    ASSERT_EQ(park_lazy_get_until(&l, park_deadline_in(1000 * (uint64_t)MS), &v), ENOMEM);
+    ASSERT_EQ(atomic_load(&f.calls), 2);
+    ASSERT_EQ(park__wait_count(&l), 0);
+    ASSERT_EQ(park_lazy_get(&l, &v), 0);
+    ASSERT_TRUE(v == &f.token);
+    ASSERT_EQ(atomic_load(&f.calls), 3);
+    park_pool_destroy(pool);
+}
+
+struct lazy_starter {
+    park_lazy_t *l;
+    park_pool_t *pool;
+    park_task_t *t;
+};
+
+static void *lazy_starter_main(void *arg)
+{
+    struct lazy_starter *s = arg;
+    s->t = not_null(park_lazy_get_async(s->l, s->pool));
+    return NULL;
+}
+
+TEST(lazy_factory_returning_null_gives_enomem_to_the_callers_queued_while_it_ran)
+{
+    park_pool_t *pool = pool_new(1);
+    struct null_factory f = {.fail = 1};
+    park_lazy_t l;
+    park_lazy_init_async(&l, pool, null_factory_fn, &f);
+    struct lazy_starter s = {&l, pool, NULL};
+    test_threads_t *ts = test_threads_start(1, lazy_starter_main, &s, 0);
+    AWAIT(atomic_load(&f.in_first)); /* the run is started, its factory called */
+    park_task_t *a = not_null(park_lazy_get_async(&l, pool));
+    park_task_t *b = not_null(park_lazy_get_async(&l, pool));
+    struct getter g = {&l, -1, NULL, false};
+    test_threads_t *tg = test_threads_start(1, getter_main, &g, 0);
+    AWAIT(park__wait_count(&l) == 4); /* the starter, a, b and g */
+    atomic_store(&f.gate, true);
+    test_threads_join(ts);
+    test_threads_join(tg);
+    ASSERT_EQ(park_task_wait(s.t, NULL), ENOMEM);
+    ASSERT_EQ(park_task_wait(a, NULL), ENOMEM);
+    ASSERT_EQ(park_task_wait(b, NULL), ENOMEM);
+    ASSERT_EQ(g.err, ENOMEM);
+    ASSERT_EQ(atomic_load(&f.calls), 1);
+    park_task_release(s.t);
+    park_task_release(a);
+    park_task_release(b);
+    void *v = NULL;
+    ASSERT_EQ(park_lazy_get(&l, &v), 0);
+    ASSERT_TRUE(v == &f.token);
+    ASSERT_EQ(atomic_load(&f.calls), 2);
+    park_pool_destroy(pool);
+}
+
+/* A factory whose task has already failed: the run ends on the pool as
+ * soon as its continuation runs, usually before the starter could have
+ * queued behind it afterwards. */
+struct failed_factory {
+    atomic_int calls;
+};
+
+static park_task_t *failed_factory_fn(void *arg, park_pool_t *pool)
+{
+    (void)pool;
+    struct failed_factory *f = arg;
+    atomic_fetch_add(&f->calls, 1);
+    park_task_t *t = park_task_new();
+    if (t)
+        park_task_complete(t, EIO, NULL);
+    return t;
+}
+
+TEST(lazy_starter_of_a_run_that_fails_at_once_gets_its_error_and_starts_no_other_run)
+{
+    enum { ROUNDS = 200 };
+    park_pool_t *pool = pool_new(2);
+    struct failed_factory f = {0};
+    park_lazy_t l;
+    park_lazy_init_async(&l, pool, failed_factory_fn, &f);
+    for (int i = 0; i < ROUNDS; i++) {
+        park_task_t *t = not_null(park_lazy_get_async(&l, pool));
+        ASSERT_EQ(park_task_wait(t, NULL), EIO);
+        park_task_release(t);
+        ASSERT_EQ(atomic_load(&f.calls), 2 * i + 1);
+        void *v = NULL;
+        ASSERT_EQ(park_lazy_get(&l, &v), EIO);
+        ASSERT_EQ(atomic_load(&f.calls), 2 * i + 2);
+    }
+    ASSERT_FALSE(park_lazy_ready(&l));
+    park_pool_destroy(pool);
+}
+
+/* Calls on an asynchronous lazy from a job that runs during
+ * park_pool_destroy's drain: the factory's run can no longer be scheduled
+ * on the closing pool. */
+struct closing_lazy {
+    park_pool_t *pool;
+    park_lazy_t l;
+    atomic_int calls;
+    int async_err, async_again_err, get_err;
+};
+
+static park_task_t *counting_run_factory(void *arg, park_pool_t *pool)
+{
+    struct closing_lazy *c = arg;
+    atomic_fetch_add(&c->calls, 1);
+    return park_task_run(pool, make_value, c);
+}
+
+static void closing_lazy_job(void *arg)
+{
+    struct closing_lazy *c = arg;
+    AWAIT(park__pool_closing(c->pool));
+    park_task_t *t = not_null(park_lazy_get_async(&c->l, c->pool));
+    ASSERT_TRUE(park_task_done(t));
+    c->async_err = park_task_result(t, NULL);
+    park_task_release(t);
+    t = not_null(park_lazy_get_async(&c->l, c->pool)); /* retried, fails again */
+    c->async_again_err = park_task_wait(t, NULL);
+    park_task_release(t);
+    void *v = NULL;
+    c->get_err = park_lazy_get(&c->l, &v);
+}
+
+TEST(lazy_factory_that_cannot_be_scheduled_fails_the_run_with_epipe_and_destroy_returns)
+{
+    struct closing_lazy c = {.pool = pool_new(1)};
+    park_lazy_init_async(&c.l, c.pool, counting_run_factory, &c);
+    ASSERT_EQ(park_pool_submit(c.pool, closing_lazy_job, &c), 0);
+    park_pool_destroy(c.pool); /* returns: the job did not loop */
+    ASSERT_EQ(c.async_err, EPIPE);
+    ASSERT_EQ(c.async_again_err, EPIPE);
+    ASSERT_EQ(c.get_err, EPIPE);
+    ASSERT_EQ(atomic_load(&c.calls), 3); /* once per call: each call retried */
+    ASSERT_FALSE(park_lazy_ready(&c.l));
+}
+
+/* ---- deadlines without a pool ------------------------------------------------------- */
+
+TEST(sem_async_until_with_a_deadline_and_no_pool_is_einval_and_takes_nothing)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 1);
+    park_task_t *t = not_null(park_sem_acquire_async_until(&s, NULL, park_deadline_in(MS)));
+    assert_completed(t, EINVAL);
+    park_task_release(t);
+    t = not_null(park_sem_acquire_async_until(&s, NULL, 0)); /* passed: still no pool */
+    assert_completed(t, EINVAL);
+    park_task_release(t);
+    ASSERT_EQ(park_sem_count(&s), 1);
+}
+
+TEST(sem_async_until_forever_needs_no_pool)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 1);
+    park_task_t *t = not_null(park_sem_acquire_async_until(&s, NULL, PARK_FOREVER));
+    assert_completed(t, 0);
+    park_task_release(t);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+}
+
+/* A timed acquisition made from a job that runs during park_pool_destroy's
+ * drain: the closing pool's timer cannot keep its deadline. */
+struct closing_sem {
+    park_pool_t *pool;
+    park_sem_t s;
+    int err;
+};
+
+static void closing_sem_job(void *arg)
+{
+    struct closing_sem *c = arg;
+    AWAIT(park__pool_closing(c->pool));
+    park_task_t *t = not_null(
+        park_sem_acquire_async_until(&c->s, c->pool, park_deadline_in(60000 * (uint64_t)MS)));
+    ASSERT_TRUE(park_task_done(t));
+    c->err = park_task_result(t, NULL);
+    park_task_release(t);
+}
+
+TEST(sem_async_until_on_a_pool_shutting_down_is_etimedout_at_once_and_takes_nothing)
+{
+    struct closing_sem c = {.pool = pool_new(1), .s = PARK_SEM_INIT(0, 1), .err = -1};
+    ASSERT_EQ(park_pool_submit(c.pool, closing_sem_job, &c), 0);
+    park_pool_destroy(c.pool);
+    ASSERT_EQ(c.err, ETIMEDOUT);
+    ASSERT_EQ(park__wait_count(&c.s), 0);
+    ASSERT_EQ(park_sem_release(&c.s, 1), 0);
+    ASSERT_EQ(park_sem_count(&c.s), 1);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(sem_async_continuation_never_runs_on_the_releasing_thread),
     TEST_ENTRY(mutex_async_continuation_never_runs_on_the_releasing_thread),
@@ -1569,8 +1813,17 @@ static const test_case_t tests[] = {
     TEST_ENTRY(lazy_get_async_on_a_synchronous_lazy_runs_it_on_the_caller),
     TEST_ENTRY(lazy_get_async_from_inside_its_synchronous_initialiser_is_edeadlk),
     TEST_ENTRY(lazy_get_async_without_initialiser_is_einval),
+    TEST_ENTRY(
+        lazy_factory_returning_null_fails_the_run_with_enomem_for_every_caller_and_the_next_retries),
+    TEST_ENTRY(lazy_factory_returning_null_fails_a_blocking_starter_with_enomem),
+    TEST_ENTRY(lazy_factory_returning_null_gives_enomem_to_the_callers_queued_while_it_ran),
+    TEST_ENTRY(lazy_starter_of_a_run_that_fails_at_once_gets_its_error_and_starts_no_other_run),
+    TEST_ENTRY(lazy_factory_that_cannot_be_scheduled_fails_the_run_with_epipe_and_destroy_returns),
     TEST_ENTRY(sem_async_dropping_a_pending_timed_acquisition_cancels_it),
     TEST_ENTRY(sem_async_cancel_after_grant_then_drop_keeps_the_permit_for_the_holder),
+    TEST_ENTRY(sem_async_until_with_a_deadline_and_no_pool_is_einval_and_takes_nothing),
+    TEST_ENTRY(sem_async_until_forever_needs_no_pool),
+    TEST_ENTRY(sem_async_until_on_a_pool_shutting_down_is_etimedout_at_once_and_takes_nothing),
 };
 
 int main(int argc, char **argv)

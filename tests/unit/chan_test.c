@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <park/park.h>
 
@@ -840,6 +841,31 @@ TEST(chan_async_receivers_and_threads_are_served_in_arrival_order)
     park_pool_destroy(pool);
 }
 
+/* ---- misuse ---------------------------------------------------------------------------- */
+
+TEST(chan_destroy_of_null_is_einval)
+{
+    ASSERT_EQ(park_chan_destroy(NULL), EINVAL);
+}
+
+#ifdef PARK_DEBUG
+static void destroy_chan_twice(void *arg)
+{
+    (void)arg;
+    park_chan_t *ch = NULL;
+    if (park_chan_create(&ch, 4) != 0)
+        _exit(3);
+    park_chan_destroy(ch);
+    park_chan_destroy(ch);
+}
+
+TEST(chan_destroy_twice_aborts_with_a_message)
+{
+    test_expect_abort(destroy_chan_twice, NULL, "park_chan_destroy(");
+    test_expect_abort(destroy_chan_twice, NULL, "not a live channel");
+}
+#endif
+
 static const test_case_t tests[] = {
     TEST_ENTRY(chan_create_with_capacity_zero_is_einval),
     TEST_ENTRY(chan_create_with_an_impossible_capacity_is_enomem),
@@ -884,6 +910,10 @@ static const test_case_t tests[] = {
     TEST_ENTRY(chan_async_on_a_closed_channel_is_epipe_once_empty),
     TEST_ENTRY(chan_destroy_while_a_recv_async_waits_is_ebusy),
     TEST_ENTRY(chan_async_receivers_and_threads_are_served_in_arrival_order),
+    TEST_ENTRY(chan_destroy_of_null_is_einval),
+#ifdef PARK_DEBUG
+    TEST_ENTRY(chan_destroy_twice_aborts_with_a_message),
+#endif
 };
 
 int main(int argc, char **argv)

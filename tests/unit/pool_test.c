@@ -783,6 +783,78 @@ TEST(pool_parallel_for_with_grain_zero_calls_body_per_index)
     park_pool_destroy(pool);
 }
 
+/* ---- misuse ---------------------------------------------------------------------------- */
+
+static void count_run(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+TEST(pool_submit_of_a_null_function_is_einval_and_queues_nothing)
+{
+    park_pool_t *pool = pool_new(1);
+    atomic_int runs = 0;
+    ASSERT_EQ(park_pool_submit(pool, NULL, &runs), EINVAL);
+    ASSERT_EQ(park_pool_submit(pool, count_run, &runs), 0);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&runs), 1);
+}
+
+TEST(pool_submit_to_a_null_pool_is_einval)
+{
+    atomic_int runs = 0;
+    ASSERT_EQ(park_pool_submit(NULL, count_run, &runs), EINVAL);
+    ASSERT_EQ(atomic_load(&runs), 0);
+}
+
+TEST(pool_destroy_of_null_does_nothing)
+{
+    park_pool_destroy(NULL);
+}
+
+/* Run by the tests below, each in a process of its own. */
+static void destroy_own_pool(void *pool)
+{
+    park_pool_destroy(pool);
+}
+
+TEST(child_destroy_from_own_worker)
+{
+    park_pool_t *pool = pool_new(1);
+    park_join(pool, destroy_own_pool, pool, NULL, NULL); /* waits: the worker aborts */
+}
+
+TEST(child_destroy_twice)
+{
+    park_pool_t *pool = pool_new(1);
+    park_pool_destroy(pool);
+    park_pool_destroy(pool);
+}
+
+TEST(child_parallel_for_null_body)
+{
+    park_pool_t *pool = pool_new(1);
+    park_parallel_for(pool, 0, 10, 1, NULL, NULL);
+}
+
+TEST(pool_destroy_from_its_own_worker_aborts_with_a_message)
+{
+    test_expect_abort_in_child("child_destroy_from_own_worker", "park_pool_destroy(");
+    test_expect_abort_in_child("child_destroy_from_own_worker", "own workers");
+}
+
+TEST(pool_destroy_twice_aborts_with_a_message)
+{
+    test_expect_abort_in_child("child_destroy_twice", "park_pool_destroy(");
+    test_expect_abort_in_child("child_destroy_twice", "not a live pool");
+}
+
+TEST(pool_parallel_for_with_a_null_body_aborts_with_a_message)
+{
+    test_expect_abort_in_child("child_parallel_for_null_body", "park_parallel_for(");
+    test_expect_abort_in_child("child_parallel_for_null_body", "body is NULL");
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(pool_create_with_zero_threads_starts_one_per_online_cpu),
     TEST_ENTRY(pool_create_with_null_config_starts_one_per_online_cpu),
@@ -818,6 +890,15 @@ static const test_case_t tests[] = {
     TEST_ENTRY(pool_parallel_for_on_an_empty_range_calls_nothing),
     TEST_ENTRY(pool_parallel_for_with_grain_larger_than_the_range_calls_body_once),
     TEST_ENTRY(pool_parallel_for_with_grain_zero_calls_body_per_index),
+    TEST_ENTRY(pool_submit_of_a_null_function_is_einval_and_queues_nothing),
+    TEST_ENTRY(pool_submit_to_a_null_pool_is_einval),
+    TEST_ENTRY(pool_destroy_of_null_does_nothing),
+    TEST_ENTRY(child_destroy_from_own_worker),
+    TEST_ENTRY(child_destroy_twice),
+    TEST_ENTRY(child_parallel_for_null_body),
+    TEST_ENTRY(pool_destroy_from_its_own_worker_aborts_with_a_message),
+    TEST_ENTRY(pool_destroy_twice_aborts_with_a_message),
+    TEST_ENTRY(pool_parallel_for_with_a_null_body_aborts_with_a_message),
 };
 
 int main(int argc, char **argv)

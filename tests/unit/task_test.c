@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <park/park.h>
 #include <park/pool.h>
@@ -1605,6 +1606,204 @@ TEST(task_release_of_a_task_with_an_armed_deadline_is_safe)
     decoys_check_and_release(&d);
 }
 
+/* ---- misuse ---------------------------------------------------------------------------- */
+
+static int never_run(void *arg, void **result)
+{
+    (void)result;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+TEST(task_run_of_a_null_function_or_on_a_null_pool_is_a_task_completed_with_einval)
+{
+    park_pool_t *pool = pool_new(1);
+    atomic_int runs = 0;
+    park_task_t *t = park_task_run(pool, NULL, &runs);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_TRUE(park_task_done(t));
+    ASSERT_EQ(park_task_result(t, NULL), EINVAL);
+    park_task_release(t);
+    t = park_task_run(NULL, never_run, &runs);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_EQ(park_task_wait(t, NULL), EINVAL);
+    park_task_release(t);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&runs), 0);
+}
+
+static void never_cont(park_task_t *done, void *arg)
+{
+    (void)done;
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+TEST(task_then_with_a_null_function_or_pool_is_einval_and_registers_nothing)
+{
+    park_pool_t *pool = pool_new(1);
+    atomic_int runs = 0;
+    park_task_t *t = park_task_new();
+    ASSERT_EQ(park_task_then(t, pool, NULL, &runs), EINVAL);
+    ASSERT_EQ(park_task_then(t, NULL, never_cont, &runs), EINVAL);
+    ASSERT_EQ(park_task_complete(t, 0, NULL), 0);
+    park_task_release(t);
+    park_pool_destroy(pool);
+    ASSERT_EQ(atomic_load(&runs), 0);
+}
+
+TEST(task_complete_with_a_negative_error_is_einval_and_leaves_the_task_pending)
+{
+    park_task_t *t = park_task_new();
+    int token;
+    ASSERT_EQ(park_task_complete(t, -1, &token), EINVAL);
+    ASSERT_EQ(park_task_complete(t, -EIO, &token), EINVAL);
+    ASSERT_FALSE(park_task_done(t));
+    ASSERT_EQ(park_task_complete(t, EIO, &token), 0);
+    void *v = NULL;
+    ASSERT_EQ(park_task_result(t, &v), EIO);
+    ASSERT_TRUE(v == &token);
+    park_task_release(t);
+}
+
+TEST(task_complete_with_einprogress_is_einval_and_leaves_the_task_pending)
+{
+    park_task_t *t = park_task_new();
+    ASSERT_EQ(park_task_complete(t, EINPROGRESS, NULL), EINVAL);
+    ASSERT_FALSE(park_task_done(t));
+    ASSERT_EQ(park_task_result(t, NULL), EINPROGRESS);
+    ASSERT_EQ(park_task_complete(t, 0, NULL), 0);
+    ASSERT_EQ(park_task_result(t, NULL), 0);
+    park_task_release(t);
+}
+
+TEST(task_complete_with_a_bad_error_on_a_completed_task_is_einval)
+{
+    park_task_t *t = park_task_new();
+    ASSERT_EQ(park_task_complete(t, 0, NULL), 0);
+    ASSERT_EQ(park_task_complete(t, -1, NULL), EINVAL);
+    ASSERT_EQ(park_task_result(t, NULL), 0);
+    park_task_release(t);
+}
+
+TEST(task_delay_without_a_pool_is_a_task_completed_with_einval)
+{
+    park_task_t *t = park_task_delay(NULL, MS);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_TRUE(park_task_done(t));
+    ASSERT_EQ(park_task_result(t, NULL), EINVAL);
+    park_task_release(t);
+}
+
+TEST(task_when_all_and_when_any_without_a_pool_or_tasks_are_completed_with_einval)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *in = park_task_new();
+    park_task_t *const ins[] = {in};
+    park_task_t *r[] = {
+        park_task_when_all(NULL, ins, 1),
+        park_task_when_any(NULL, ins, 1),
+        park_task_when_all(pool, NULL, 1),
+        park_task_when_any(pool, NULL, 1),
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+        ASSERT_TRUE(r[i] != NULL);
+        ASSERT_TRUE(park_task_done(r[i]));
+        ASSERT_EQ(park_task_result(r[i], NULL), EINVAL);
+        park_task_release(r[i]);
+    }
+    ASSERT_EQ(park_task_complete(in, 0, NULL), 0);
+    park_task_release(in);
+    park_pool_destroy(pool);
+}
+
+/* ---- PARK_DEBUG: a released task is caught at its next use -------------------------- */
+
+#ifdef PARK_DEBUG
+static void release_twice(void *arg)
+{
+    (void)arg;
+    park_task_t *t = park_task_new();
+    park_task_release(t);
+    park_task_release(t);
+}
+
+TEST(task_release_twice_aborts_with_a_message_naming_park_task_release)
+{
+    test_expect_misuse(release_twice, NULL, "park_task_release(", "use-after-poison");
+    test_expect_misuse(release_twice, NULL, "was released", "use-after-poison");
+}
+
+/* The block of a released task is not the next one handed out, so the
+ * second release still meets a released task, not the new one. */
+static void release_twice_around_a_new_task(void *arg)
+{
+    (void)arg;
+    park_task_t *t = park_task_new();
+    park_task_release(t);
+    park_task_t *u = park_task_new();
+    if (u == t)
+        _exit(3); /* the quarantine did not hold t back */
+    park_task_release(t);
+}
+
+TEST(task_release_twice_with_a_new_task_in_between_still_aborts)
+{
+    test_expect_misuse(release_twice_around_a_new_task, NULL, "park_task_release(",
+                       "use-after-poison");
+}
+
+static void wait_after_release(void *arg)
+{
+    (void)arg;
+    park_task_t *t = park_task_new();
+    park_task_complete(t, 0, NULL);
+    park_task_release(t);
+    park_task_wait(t, NULL);
+}
+
+TEST(task_wait_after_release_aborts_with_a_message_naming_park_task_wait)
+{
+    test_expect_misuse(wait_after_release, NULL, "park_task_wait(", "use-after-poison");
+}
+
+static void result_after_release(void *arg)
+{
+    (void)arg;
+    park_task_t *t = park_task_new();
+    park_task_complete(t, EIO, NULL);
+    park_task_release(t);
+    park_task_result(t, NULL);
+}
+
+TEST(task_result_after_release_aborts_with_a_message_naming_park_task_result)
+{
+    test_expect_misuse(result_after_release, NULL, "park_task_result(", "use-after-poison");
+}
+
+static void nothing_cont(park_task_t *done, void *arg)
+{
+    (void)done;
+    (void)arg;
+}
+
+static void then_after_release(void *pool)
+{
+    park_task_t *t = park_task_new();
+    park_task_release(t);
+    park_task_then(t, pool, nothing_cont, NULL);
+}
+
+TEST(task_then_after_release_aborts_with_a_message_naming_park_task_then)
+{
+    /* Made here: the forked child may not start threads (TSan); it aborts
+     * before it would use the pool. */
+    park_pool_t *pool = pool_new(1);
+    test_expect_misuse(then_after_release, pool, "park_task_then(", "use-after-poison");
+    park_pool_destroy(pool);
+}
+
+#endif
+
 static const test_case_t tests[] = {
     TEST_ENTRY(task_new_is_pending),
     TEST_ENTRY(task_complete_sets_the_error_and_result),
@@ -1672,6 +1871,20 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_release_of_an_armed_delay_is_safe),
     TEST_ENTRY(task_release_of_a_task_with_an_armed_deadline_is_safe),
     TEST_ENTRY(task_complete_racing_cancel_completes_exactly_once),
+    TEST_ENTRY(task_run_of_a_null_function_or_on_a_null_pool_is_a_task_completed_with_einval),
+    TEST_ENTRY(task_then_with_a_null_function_or_pool_is_einval_and_registers_nothing),
+    TEST_ENTRY(task_complete_with_a_negative_error_is_einval_and_leaves_the_task_pending),
+    TEST_ENTRY(task_complete_with_einprogress_is_einval_and_leaves_the_task_pending),
+    TEST_ENTRY(task_complete_with_a_bad_error_on_a_completed_task_is_einval),
+    TEST_ENTRY(task_delay_without_a_pool_is_a_task_completed_with_einval),
+    TEST_ENTRY(task_when_all_and_when_any_without_a_pool_or_tasks_are_completed_with_einval),
+#ifdef PARK_DEBUG
+    TEST_ENTRY(task_release_twice_aborts_with_a_message_naming_park_task_release),
+    TEST_ENTRY(task_release_twice_with_a_new_task_in_between_still_aborts),
+    TEST_ENTRY(task_wait_after_release_aborts_with_a_message_naming_park_task_wait),
+    TEST_ENTRY(task_result_after_release_aborts_with_a_message_naming_park_task_result),
+    TEST_ENTRY(task_then_after_release_aborts_with_a_message_naming_park_task_then),
+#endif
 };
 
 int main(int argc, char **argv)
