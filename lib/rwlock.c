@@ -264,7 +264,7 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
          * to retry and stays counted (WW keeps readers out), unless it has
          * waited PARK__FAIR_NS. An asynchronous writer cannot retry: it is
          * always handed the lock. */
-        r->handoff = park__wait_owed(w, park_now());
+        r->handoff = !park__waiter_asleep(w) || park__wait_owed(w, park_now());
         w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     case GRANT_READERS:
@@ -403,7 +403,7 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
          * does not end; a yield lets the writer's turn pass, so the reader
          * goes in running. Not queued, the reader is still a new reader to
          * the policy, never ahead of a waiting writer. */
-        for (park__spin_t spin = park__spin_init_gap(40, 8, 1); park__spin(&spin);) {
+        for (park__spin_t spin = park__spin_init_gap(200, 8, 1); park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
             if (try_read(rw, &s))
                 return 0;
@@ -549,7 +549,7 @@ static bool write_spin(park_rwlock_t *rw)
     /* 40 pauses, as the mutex: a short write or read section ends within
      * them; a longer one is better waited for asleep. A look after every
      * pause: the lock is free only in the gaps between read sections. */
-    park__spin_t spin = park__spin_init_gap(40, 0, 1);
+    park__spin_t spin = park__spin_init_gap(200, 0, 1);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (try_write(rw, &s))
@@ -578,6 +578,12 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
         }
         if (w.since == 0)
             w.since = park_now();
+        /* Behind readers only, the writer's WW stops new ones and those in
+         * leave within a read section: it looks for its grant a while
+         * longer before it sleeps (and a release hands the lock to a
+         * writer still awake). relaxed: a guess. */
+        uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+        w.spin = (s & READERS) && !(s & W) ? 1000 : 16;
         switch (park__wait(rw, &w, c.in_flight ? PARK__WAIT_FRONT : 0, &write_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == GRANT_HANDOFF)

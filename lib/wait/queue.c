@@ -104,34 +104,50 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want)
     w->since = 0;
     w->grant = 0;
     atomic_init(&w->woken, 0);
+    w->spin = 16;
     w->batch = false;
     w->notify = NULL;
 }
 
 enum { SLEEP_WOKEN, SLEEP_TIMEDOUT, SLEEP_ABORTED };
 
+/* w->woken: 0 while the waiter waits awake (queued, spinning), GRANTED once
+ * a waker has dequeued it, ASLEEP while it sleeps (or is about to) in the
+ * futex, so that a waker calls FUTEX_WAKE only for a waiter that may need
+ * it. */
+enum { GRANTED = 1, ASLEEP = 2 };
+
+static bool granted(park__waiter_t *w)
+{
+    /* acquire: pairs with the release exchange (or store) in wake_granted. */
+    return atomic_load_explicit(&w->woken, memory_order_acquire) == GRANTED;
+}
+
 /* Spins, then (if ops->before_sleep agrees) sleeps on w->woken until it is
- * set or the deadline passes. */
+ * granted or the deadline passes. */
 static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wait_ops_t *ops,
                         void *ctx)
 {
-    /* 16 pauses, looking after each: a grant already on its way arrives
-     * within them. */
-    park__spin_t spin = park__spin_init_gap(16, 0, 1);
+    /* w->spin pauses (16 unless the primitive expects its grant soon),
+     * looking after each: a grant already on its way arrives within them. */
+    park__spin_t spin = park__spin_init_gap(w->spin, 0, 1);
     do {
-        /* acquire: pairs with the release store in wake_granted. */
-        if (atomic_load_explicit(&w->woken, memory_order_acquire))
+        if (granted(w))
             return SLEEP_WOKEN;
     } while (park__spin(&spin));
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))
-        return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN : SLEEP_ABORTED;
+        return granted(w) ? SLEEP_WOKEN : SLEEP_ABORTED;
     _Atomic uint32_t *seq = w->batch ? &bucket_of(w->key)->batch_seq : NULL;
     for (;;) {
         /* acquire: pairs with the release increment in wake_granted, so
          * that a batch waiter that reads the new value sees its `woken`. */
         uint32_t s = seq ? atomic_load_explicit(seq, memory_order_acquire) : 0;
-        /* acquire: as above. */
-        if (atomic_load_explicit(&w->woken, memory_order_acquire))
+        /* 0 -> ASLEEP: from now on a waker calls FUTEX_WAKE. acquire: as
+         * granted(). */
+        uint32_t v = 0;
+        if (!atomic_compare_exchange_strong_explicit(&w->woken, &v, ASLEEP, memory_order_acquire,
+                                                     memory_order_acquire) &&
+            v == GRANTED)
             return SLEEP_WOKEN;
         PARK__PROBE1(park, w->key);
         /* Any return may be spurious (or an early timeout under fault
@@ -139,11 +155,17 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
         if (seq)
             park__futex_wait((uint32_t *)seq, s, deadline);
         else
-            park__futex_wait((uint32_t *)&w->woken, 0, deadline);
+            park__futex_wait((uint32_t *)&w->woken, ASLEEP, deadline);
+        if (granted(w))
+            return SLEEP_WOKEN;
         if (deadline != PARK_FOREVER && park_now() >= deadline)
-            return atomic_load_explicit(&w->woken, memory_order_acquire) ? SLEEP_WOKEN
-                                                                         : SLEEP_TIMEDOUT;
+            return SLEEP_TIMEDOUT;
     }
+}
+
+bool park__waiter_asleep(const park__waiter_t *w)
+{
+    return atomic_load_explicit(&((park__waiter_t *)w)->woken, memory_order_relaxed) == ASLEEP;
 }
 
 /* With the bucket locked, enqueues w if validate agrees: false if not. */
@@ -210,13 +232,14 @@ static void wake_granted(park__waiter_t *w)
             /* release: pairs with the acquire loads in thread_sleep (a
              * waiter woken by another batch may see it before our wake). */
             seq = &bucket_of(w->key)->batch_seq; /* one key: one bucket */
-            atomic_store_explicit(&w->woken, 1, memory_order_release);
+            atomic_store_explicit(&w->woken, GRANTED, memory_order_release);
         } else {
             uint32_t *word = (uint32_t *)&w->woken;
             PARK__PROBE1(wake, w->key);
-            /* release: pairs with the acquire loads in thread_sleep. */
-            atomic_store_explicit(&w->woken, 1, memory_order_release);
-            park__futex_wake(word, 1);
+            /* release: pairs with the acquire loads in thread_sleep. A
+             * waiter still awake sees it without a system call. */
+            if (atomic_exchange_explicit(&w->woken, GRANTED, memory_order_release) == ASLEEP)
+                park__futex_wake(word, 1);
         }
         w = next;
     }

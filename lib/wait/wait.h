@@ -56,9 +56,14 @@ struct park__waiter {
     /* Written by the waker under the bucket lock before it dequeues the
      * waiter; read by the waiter once it has seen `woken`. */
     uintptr_t grant;
-    /* Thread waiters: 0 until granted, then 1 (the futex word, unless the
-     * waiter sleeps on its bucket's batch word: PARK__WAIT_BATCH). */
+    /* Thread waiters: 0 while waiting awake, 2 while asleep, 1 once
+     * granted (the futex word, unless the waiter sleeps on its bucket's
+     * batch word: PARK__WAIT_BATCH). */
     _Atomic uint32_t woken;
+    /* Thread waiters: pauses spent looking at `woken` before the first
+     * sleep (park__waiter_init: 16). A primitive that expects the grant
+     * within microseconds (a writer behind draining readers) raises it. */
+    uint32_t spin;
     bool batch;
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */
@@ -83,6 +88,11 @@ bool park__wait_owed(const park__waiter_t *w, park_time_t now);
 
 /* Makes *w a fresh thread waiter asking for `want`, with since = 0. */
 void park__waiter_init(park__waiter_t *w, uintptr_t want);
+
+/* Bucket locked (for select callbacks): true if the thread waiter w has
+ * gone to sleep in the futex (or is about to); false while it still spins,
+ * so that a grant reaches it within nanoseconds. */
+bool park__waiter_asleep(const park__waiter_t *w);
 
 /* park__wait outcomes. */
 enum {
