@@ -546,9 +546,10 @@ static const park__wait_ops_t write_ops = {.validate = write_validate, .removed 
 /* Spins while nobody is queued (rule 6): true if it took the lock. */
 static bool write_spin(park_rwlock_t *rw)
 {
-    /* 40 pauses, as the mutex: a short write or read section ends within
-     * them; a longer one is better waited for asleep. A look after every
-     * pause: the lock is free only in the gaps between read sections. */
+    /* 200 pauses (about 2 us here), looking after each: the lock is free
+     * only in the gaps between read sections, and a writer that queues
+     * stops the readers and sleeps, which costs both sides a system
+     * call. */
     park__spin_t spin = park__spin_init_gap(200, 0, 1);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
