@@ -99,9 +99,9 @@ static int pp_acquire(park_sem_t *s, park_time_t deadline)
     pthread_testcancel();
     if (park_sem_try_acquire(s))
         return 0;
-    int state;
+    int state, ignored;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    pthread_setcancelstate(state, &state);
+    pthread_setcancelstate(state, &ignored);
     if (state == PTHREAD_CANCEL_DISABLE)
         return park_sem_acquire_until(s, deadline);
     for (;;) {
