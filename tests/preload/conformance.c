@@ -1036,6 +1036,32 @@ TEST(sem_process_shared_and_named_pass_through)
     ASSERT_EQ(sem_close(named), 0);
 }
 
+/* ---- objects set up before main -------------------------------------------- */
+
+static pthread_mutex_t early_mutex;
+static pthread_cond_t early_cond = PTHREAD_COND_INITIALIZER;
+static sem_t early_sem;
+
+__attribute__((constructor(101))) static void set_up_early(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&early_mutex, &a);
+    pthread_mutex_lock(&early_mutex);
+    sem_init(&early_sem, 0, 1);
+}
+
+TEST(objects_set_up_in_a_constructor_work)
+{
+    ASSERT_EQ(pthread_mutex_lock(&early_mutex), EDEADLK);
+    ASSERT_EQ(pthread_cond_timedwait(&early_cond, &early_mutex, &past), ETIMEDOUT);
+    ASSERT_EQ(pthread_mutex_unlock(&early_mutex), 0);
+    ASSERT_EQ(pthread_mutex_unlock(&early_mutex), EPERM);
+    ASSERT_EQ(sem_trywait(&early_sem), 0);
+    ASSERT_EQ(sem_post(&early_sem), 0);
+}
+
 /* ---- fork ------------------------------------------------------------------ */
 
 static pthread_mutex_t fork_held = PTHREAD_MUTEX_INITIALIZER;
@@ -1231,6 +1257,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_producer_consumer_exact),
     TEST_ENTRY(sem_wait_is_a_cancellation_point),
     TEST_ENTRY(sem_process_shared_and_named_pass_through),
+    TEST_ENTRY(objects_set_up_in_a_constructor_work),
     TEST_ENTRY(fork_child_finds_held_locks_held_and_free_ones_usable),
     TEST_ENTRY(every_symbol_version_binds_and_under_the_preload_reaches_it),
     TEST_ENTRY(compat_bindings_behave_as_the_default_ones),
