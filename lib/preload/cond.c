@@ -375,8 +375,7 @@ static pthread_cond_t *pp_old_cond(pthread_cond_t *old, bool create)
     pthread_cond_t *fresh = calloc(1, sizeof *fresh); /* zero: a pristine cond */
     if (!fresh)
         return NULL;
-    if (__atomic_compare_exchange_n(slot, &c, fresh, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
+    if (__atomic_compare_exchange_n(slot, &c, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return fresh;
     free(fresh);
     return c;

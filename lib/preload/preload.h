@@ -65,13 +65,13 @@ typedef struct pp_mutex {
 
 struct pp_cond_waiter;
 typedef struct pp_cond {
-    park_mutex_t lock;            /* 0: guards the queue; zero in a pristine cond */
-    uint32_t pad0;                /* 4 */
-    struct pp_cond_waiter *head;  /* 8: oldest waiter */
-    struct pp_cond_waiter *tail;  /* 16: newest waiter */
-    uint32_t pad1[3];             /* 24 */
-    uint32_t wrefs;               /* 36: glibc's __wrefs: the marker and the clock */
-    uint32_t pad2[2];             /* 40 */
+    park_mutex_t lock;           /* 0: guards the queue; zero in a pristine cond */
+    uint32_t pad0;               /* 4 */
+    struct pp_cond_waiter *head; /* 8: oldest waiter */
+    struct pp_cond_waiter *tail; /* 16: newest waiter */
+    uint32_t pad1[3];            /* 24 */
+    uint32_t wrefs;              /* 36: glibc's __wrefs: the marker and the clock */
+    uint32_t pad2[2];            /* 40 */
 } pp_cond_t;
 
 /* glibc's rwlock kinds (pthread_rwlockattr_setkind_np). */
@@ -90,9 +90,9 @@ typedef struct pp_rwlock {
 
 #define PP_SEM_MAGIC 0x70a1c5e3a9f0d2b7ull
 typedef struct pp_sem {
-    park_sem_t sem;  /* 0-15: glibc's value, waiters and flags */
-    uint64_t pad;    /* 16 */
-    uint64_t magic;  /* 24: PP_SEM_MAGIC in a park semaphore */
+    park_sem_t sem; /* 0-15: glibc's value, waiters and flags */
+    uint64_t pad;   /* 16 */
+    uint64_t magic; /* 24: PP_SEM_MAGIC in a park semaphore */
 } pp_sem_t;
 
 _Static_assert(sizeof(pp_mutex_t) <= sizeof(pthread_mutex_t), "mutex fits");
@@ -116,7 +116,7 @@ void *pp_real(const char *name);
             f_ = pp_real(#name);                                                                   \
             atomic_store_explicit(&pp_fn_, f_, memory_order_relaxed);                              \
         }                                                                                          \
-        (type)f_;                                                                                  \
+        (type) f_;                                                                                 \
     })
 
 /* ---- counters for PARK_PRELOAD_VERBOSE ----------------------------------- */

@@ -30,8 +30,8 @@ struct pp_read_hold {
 };
 
 /* initial-exec: the preload is loaded at start-up, so its TLS is static. */
-static __thread __attribute__((tls_model("initial-exec"))) struct pp_read_hold
-    pp_reads[PP_READ_SLOTS];
+static __thread
+    __attribute__((tls_model("initial-exec"))) struct pp_read_hold pp_reads[PP_READ_SLOTS];
 
 typedef int (*pp_rw_fn)(pthread_rwlock_t *);
 typedef int (*pp_rw_time_fn)(pthread_rwlock_t *, const struct timespec *);

@@ -143,8 +143,8 @@ PP_EXPORT2(pp_sem_timedwait, sem_timedwait, "GLIBC_2.2.5", "GLIBC_2.34")
 int pp_sem_clockwait(sem_t *restrict s, clockid_t clock, const struct timespec *restrict abstime)
 {
     if (!pp_managed(s))
-        return PP_REAL(int (*)(sem_t *, clockid_t, const struct timespec *), sem_clockwait)(
-            s, clock, abstime);
+        return PP_REAL(int (*)(sem_t *, clockid_t, const struct timespec *),
+                       sem_clockwait)(s, clock, abstime);
     if (pp_check_clock(clock))
         return pp_fail(EINVAL);
     return pp_sem_wait_at(s, clock, abstime);

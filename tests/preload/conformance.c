@@ -819,7 +819,7 @@ TEST(rwlock_default_kind_read_relock_while_a_writer_waits)
     pthread_t t = spawn(rw_write_once, &w);
     while (!atomic_load(&w.started))
         test_sleep_ns(100 * US);
-    test_sleep_ns(20 * MS); /* the writer waits now */
+    test_sleep_ns(20 * MS);                   /* the writer waits now */
     ASSERT_EQ(pthread_rwlock_rdlock(&rw), 0); /* must not deadlock */
     ASSERT_EQ(pthread_rwlock_tryrdlock(&rw), 0);
     struct timespec at = ts_in(CLOCK_REALTIME, 1000 * (int64_t)MS);
@@ -1009,8 +1009,8 @@ TEST(sem_wait_is_a_cancellation_point)
 
 TEST(sem_process_shared_and_named_pass_through)
 {
-    sem_t *shared = mmap(NULL, sizeof(sem_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                         -1, 0);
+    sem_t *shared =
+        mmap(NULL, sizeof(sem_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ASSERT_TRUE(shared != MAP_FAILED);
     ASSERT_EQ(sem_init(shared, 1, 0), 0);
     pid_t pid = fork();
@@ -1114,19 +1114,32 @@ TEST(fork_child_finds_held_locks_held_and_free_ones_usable)
 static const struct {
     const char *name, *version;
 } bindings[] = {
-    {"pthread_mutex_init", "GLIBC_2.2.5"},       {"pthread_mutex_destroy", "GLIBC_2.2.5"},
-    {"pthread_mutex_lock", "GLIBC_2.2.5"},       {"pthread_mutex_unlock", "GLIBC_2.2.5"},
-    {"pthread_mutex_trylock", "GLIBC_2.2.5"},    {"pthread_mutex_trylock", "GLIBC_2.34"},
-    {"pthread_mutex_timedlock", "GLIBC_2.2.5"},  {"pthread_mutex_timedlock", "GLIBC_2.34"},
-    {"pthread_mutex_clocklock", "GLIBC_2.30"},   {"pthread_mutex_clocklock", "GLIBC_2.34"},
-    {"pthread_cond_wait", "GLIBC_2.2.5"},        {"pthread_cond_wait", "GLIBC_2.3.2"},
-    {"pthread_cond_signal", "GLIBC_2.2.5"},      {"pthread_cond_signal", "GLIBC_2.3.2"},
-    {"pthread_cond_clockwait", "GLIBC_2.30"},    {"pthread_cond_clockwait", "GLIBC_2.34"},
-    {"pthread_rwlock_rdlock", "GLIBC_2.2.5"},    {"pthread_rwlock_rdlock", "GLIBC_2.34"},
-    {"pthread_rwlock_unlock", "GLIBC_2.2.5"},    {"pthread_rwlock_unlock", "GLIBC_2.34"},
-    {"pthread_rwlock_clockwrlock", "GLIBC_2.30"}, {"pthread_rwlock_clockwrlock", "GLIBC_2.34"},
-    {"sem_wait", "GLIBC_2.2.5"},                 {"sem_wait", "GLIBC_2.34"},
-    {"sem_clockwait", "GLIBC_2.30"},             {"sem_clockwait", "GLIBC_2.34"},
+    {"pthread_mutex_init", "GLIBC_2.2.5"},
+    {"pthread_mutex_destroy", "GLIBC_2.2.5"},
+    {"pthread_mutex_lock", "GLIBC_2.2.5"},
+    {"pthread_mutex_unlock", "GLIBC_2.2.5"},
+    {"pthread_mutex_trylock", "GLIBC_2.2.5"},
+    {"pthread_mutex_trylock", "GLIBC_2.34"},
+    {"pthread_mutex_timedlock", "GLIBC_2.2.5"},
+    {"pthread_mutex_timedlock", "GLIBC_2.34"},
+    {"pthread_mutex_clocklock", "GLIBC_2.30"},
+    {"pthread_mutex_clocklock", "GLIBC_2.34"},
+    {"pthread_cond_wait", "GLIBC_2.2.5"},
+    {"pthread_cond_wait", "GLIBC_2.3.2"},
+    {"pthread_cond_signal", "GLIBC_2.2.5"},
+    {"pthread_cond_signal", "GLIBC_2.3.2"},
+    {"pthread_cond_clockwait", "GLIBC_2.30"},
+    {"pthread_cond_clockwait", "GLIBC_2.34"},
+    {"pthread_rwlock_rdlock", "GLIBC_2.2.5"},
+    {"pthread_rwlock_rdlock", "GLIBC_2.34"},
+    {"pthread_rwlock_unlock", "GLIBC_2.2.5"},
+    {"pthread_rwlock_unlock", "GLIBC_2.34"},
+    {"pthread_rwlock_clockwrlock", "GLIBC_2.30"},
+    {"pthread_rwlock_clockwrlock", "GLIBC_2.34"},
+    {"sem_wait", "GLIBC_2.2.5"},
+    {"sem_wait", "GLIBC_2.34"},
+    {"sem_clockwait", "GLIBC_2.30"},
+    {"sem_clockwait", "GLIBC_2.34"},
 };
 
 TEST(every_symbol_version_binds_and_under_the_preload_reaches_it)

@@ -95,8 +95,7 @@ TEST(mutex_kinds_exclude_under_lock_trylock_and_timedlock)
             pthread_mutex_init(&s.m[k], &a);
         }
         run_threads(thread_counts[t], mutex_worker, &s);
-        ASSERT_EQ(s.count[0] + s.count[1] + s.count[2],
-                  (long)s.iters * (long)thread_counts[t]);
+        ASSERT_EQ(s.count[0] + s.count[1] + s.count[2], (long)s.iters * (long)thread_counts[t]);
         for (int k = 0; k < 3; k++)
             ASSERT_EQ(pthread_mutex_destroy(&s.m[k]), 0);
     }
