@@ -309,10 +309,19 @@ int pp_cond_destroy(pthread_cond_t *c)
 }
 PP_EXPORT1(pp_cond_destroy, pthread_cond_destroy, "GLIBC_2.3.2")
 
+/* A glibc cond no glibc wait ever used has no waiter to wake: signal and
+ * broadcast leave it alone, so a glibc call can never meet a cond that a
+ * park mutex's wait claims meanwhile. */
+static bool pp_untouched(pthread_cond_t *c, uint32_t w)
+{
+    return w < PP_GLIBC_COND_REF && __atomic_load_n((const uint64_t *)c, __ATOMIC_RELAXED) == 0;
+}
+
 int pp_cond_signal(pthread_cond_t *c)
 {
-    if (!pp_is_managed(pp_wrefs(c)))
-        return PP_REAL(pp_cond_fn, pthread_cond_signal)(c);
+    uint32_t w = pp_wrefs(c);
+    if (!pp_is_managed(w))
+        return pp_untouched(c, w) ? 0 : PP_REAL(pp_cond_fn, pthread_cond_signal)(c);
     pp_signal(pp_of(c));
     return 0;
 }
@@ -320,8 +329,9 @@ PP_EXPORT1(pp_cond_signal, pthread_cond_signal, "GLIBC_2.3.2")
 
 int pp_cond_broadcast(pthread_cond_t *c)
 {
-    if (!pp_is_managed(pp_wrefs(c)))
-        return PP_REAL(pp_cond_fn, pthread_cond_broadcast)(c);
+    uint32_t w = pp_wrefs(c);
+    if (!pp_is_managed(w))
+        return pp_untouched(c, w) ? 0 : PP_REAL(pp_cond_fn, pthread_cond_broadcast)(c);
     pp_broadcast(pp_of(c));
     return 0;
 }
