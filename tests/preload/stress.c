@@ -284,11 +284,111 @@ TEST(sem_never_admits_more_than_its_permits)
     }
 }
 
+/* ---- broadcast chains among timed-out and cancelled waiters ---------------- */
+
+struct chain {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    unsigned generation;
+    atomic_uint finished;
+    atomic_int cleanup_held, cleanups;
+    uint64_t rounds;
+};
+
+static void *chain_waiter(void *p)
+{
+    struct worker *w = p;
+    struct chain *s = w->shared;
+    uint64_t rng = test_rng_seed(w->id);
+    for (uint64_t i = 0; i < s->rounds; i++) {
+        ASSERT_EQ(pthread_mutex_lock(&s->m), 0);
+        unsigned g = s->generation;
+        while (s->generation == g) {
+            if (test_rng_below(&rng, 3) == 0) {
+                struct timespec at = rt_in(test_rng_below(&rng, 300000));
+                int r = pthread_cond_timedwait(&s->c, &s->m, &at);
+                ASSERT_TRUE(r == 0 || r == ETIMEDOUT);
+                if (r == ETIMEDOUT && test_rng_below(&rng, 2))
+                    break; /* gives up on this round */
+            } else {
+                ASSERT_EQ(pthread_cond_wait(&s->c, &s->m), 0);
+            }
+        }
+        ASSERT_EQ(pthread_mutex_unlock(&s->m), 0);
+    }
+    atomic_fetch_add(&s->finished, 1);
+    return NULL;
+}
+
+static void chain_victim_cleanup(void *p)
+{
+    struct chain *s = p;
+    if (pthread_mutex_trylock(&s->m) == EBUSY) /* held by this thread again */
+        atomic_fetch_add(&s->cleanup_held, 1);
+    atomic_fetch_add(&s->cleanups, 1);
+    pthread_mutex_unlock(&s->m);
+}
+
+static void *chain_victim(void *p)
+{
+    struct chain *s = p;
+    pthread_mutex_lock(&s->m);
+    pthread_cleanup_push(chain_victim_cleanup, s);
+    for (;;)
+        pthread_cond_wait(&s->c, &s->m); /* until cancelled */
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
+TEST(cond_broadcast_reaches_everyone_among_timeouts_and_cancellations)
+{
+    for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
+        unsigned n = thread_counts[t];
+        struct chain s = {.m = PTHREAD_MUTEX_INITIALIZER,
+                          .c = PTHREAD_COND_INITIALIZER,
+                          .rounds = test_scaled(300)};
+        struct worker w[16];
+        for (unsigned i = 0; i < n; i++)
+            w[i] = (struct worker){i, n, &s};
+        test_threads_t *waiters = test_threads_start(n, chain_waiter, w, sizeof w[0]);
+        uint64_t rng = test_rng_seed(100 + n);
+        int victims = 0;
+        while (atomic_load(&s.finished) < n) {
+            pthread_t v;
+            bool cancel = test_rng_below(&rng, 8) == 0;
+            if (cancel)
+                ASSERT_EQ(pthread_create(&v, NULL, chain_victim, &s), 0);
+            ASSERT_EQ(pthread_mutex_lock(&s.m), 0);
+            s.generation++;
+            if (test_rng_below(&rng, 4) == 0)
+                pthread_cond_signal(&s.c);
+            else
+                pthread_cond_broadcast(&s.c);
+            ASSERT_EQ(pthread_mutex_unlock(&s.m), 0);
+            if (cancel) {
+                test_sleep_ns(test_rng_below(&rng, 200000));
+                ASSERT_EQ(pthread_cancel(v), 0);
+                void *r;
+                ASSERT_EQ(pthread_join(v, &r), 0);
+                ASSERT_TRUE(r == PTHREAD_CANCELED);
+                victims++;
+            } else {
+                sched_yield();
+            }
+        }
+        test_threads_join(waiters);
+        ASSERT_EQ(atomic_load(&s.cleanups), victims);
+        ASSERT_EQ(atomic_load(&s.cleanup_held), victims);
+        ASSERT_EQ(pthread_cond_destroy(&s.c), 0);
+    }
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(mutex_kinds_exclude_under_lock_trylock_and_timedlock),
     TEST_ENTRY(cond_queue_delivers_every_item_once),
     TEST_ENTRY(rwlock_readers_and_writers_exclude_with_read_reentry),
     TEST_ENTRY(sem_never_admits_more_than_its_permits),
+    TEST_ENTRY(cond_broadcast_reaches_everyone_among_timeouts_and_cancellations),
 };
 
 int main(int argc, char **argv)
