@@ -141,7 +141,7 @@ static void pp_remove(pp_cond_t *c, struct pp_cond_waiter *w)
  * so only the futex wake (an address) follows. */
 static void pp_wake(struct pp_cond_waiter *w)
 {
-    /* release: pairs with the acquire load in pp_cond_sleep. */
+    /* release: pairs with the acquire loads in pp_wait and pp_await_woken. */
     __atomic_store_n(&w->state, PP_WOKEN, __ATOMIC_RELEASE);
     pp_futex_wake(&w->state, 1);
 }
