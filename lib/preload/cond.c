@@ -154,7 +154,7 @@ static void pp_signal(pp_cond_t *c)
      * seen through the mutex's ordering; one enqueued later need not be. */
     if (!__atomic_load_n(&c->head, __ATOMIC_RELAXED))
         return;
-    park_mutex_lock(&c->lock);
+    pp_lock(&c->lock);
     struct pp_cond_waiter *w = c->head;
     if (w) {
         pp_remove(c, w);
@@ -171,7 +171,7 @@ static void pp_broadcast(pp_cond_t *c)
 {
     if (!__atomic_load_n(&c->head, __ATOMIC_RELAXED)) /* relaxed: as pp_signal */
         return;
-    park_mutex_lock(&c->lock);
+    pp_lock(&c->lock);
     struct pp_cond_waiter *first = c->head;
     __atomic_store_n(&c->head, NULL, __ATOMIC_RELAXED);
     c->tail = NULL;
@@ -193,14 +193,20 @@ struct pp_wait {
     uint32_t saved; /* the mutex's recursion count */
 };
 
-/* Sleeps on the waiter's word with asynchronous cancellation enabled. */
+/* Sleeps on the waiter's word, the one place a wait can be cancelled: with
+ * the caller's cancel state (`state`, disabled for the rest of the wait)
+ * and asynchronous cancellation for the system call. */
 static int pp_sleep_cancellable(uint32_t *word, uint32_t val, clockid_t clock,
-                                const struct timespec *abstime)
+                                const struct timespec *abstime, int state)
 {
-    int old;
+    if (state == PTHREAD_CANCEL_DISABLE)
+        return pp_futex_wait(word, val, clock, abstime);
+    int old, ignored;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &ignored);
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
     int e = pp_futex_wait(word, val, clock, abstime);
-    pthread_setcanceltype(old, &old);
+    pthread_setcanceltype(old, &ignored);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &ignored);
     return e;
 }
 
@@ -225,7 +231,7 @@ static void pp_wait_finish(struct pp_wait *x)
 static void pp_wait_cancelled(void *arg)
 {
     struct pp_wait *x = arg;
-    park_mutex_lock(&x->c->lock);
+    pp_lock(&x->c->lock);
     bool picked = __atomic_load_n(&x->w.state, __ATOMIC_RELAXED) != PP_QUEUED;
     if (!picked) {
         pp_remove(x->c, &x->w);
@@ -246,8 +252,12 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     int err = pp_mutex_cond_check(m);
     if (err)
         return err;
+    /* Cancellation acts only in the sleep, where the cleanup handler is
+     * in place (park's own calls are no cancellation points). */
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     struct pp_wait x = {.c = c, .m = m, .w = {.state = PP_QUEUED}};
-    park_mutex_lock(&c->lock);
+    pp_lock(&c->lock);
     pp_enqueue(c, &x.w);
     park_mutex_unlock(&c->lock);
     x.saved = pp_mutex_cond_release(m);
@@ -256,10 +266,10 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     uint32_t s;
     /* acquire: pairs with the release store of WOKEN (pp_wake, pp_signal). */
     while ((s = __atomic_load_n(&x.w.state, __ATOMIC_ACQUIRE)) != PP_WOKEN) {
-        if (pp_sleep_cancellable(&x.w.state, s, clock, s == PP_QUEUED ? abstime : NULL) !=
-            ETIMEDOUT)
+        if (pp_sleep_cancellable(&x.w.state, s, clock, s == PP_QUEUED ? abstime : NULL,
+                                 cancel_state) != ETIMEDOUT)
             continue;
-        park_mutex_lock(&c->lock);
+        pp_lock(&c->lock);
         if (__atomic_load_n(&x.w.state, __ATOMIC_RELAXED) == PP_QUEUED) {
             pp_remove(c, &x.w);
             x.w.next = NULL;
@@ -272,6 +282,7 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     }
     pthread_cleanup_pop(0);
     pp_wait_finish(&x);
+    pthread_setcancelstate(cancel_state, &cancel_state);
     return err;
 }
 
@@ -297,7 +308,7 @@ int pp_cond_destroy(pthread_cond_t *c)
     if (!pp_is_managed(w))
         return PP_REAL(pp_cond_fn, pthread_cond_destroy)(c);
     pp_cond_t *p = pp_of(c);
-    park_mutex_lock(&p->lock);
+    pp_lock(&p->lock);
     bool busy = p->head != NULL;
     park_mutex_unlock(&p->lock);
     if (busy)

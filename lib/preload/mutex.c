@@ -142,7 +142,7 @@ static int pp_mutex_lock_slow(pthread_mutex_t *m, int32_t kind)
     int r = pp_mutex_reenter(p, type);
     if (r >= 0)
         return r;
-    park_mutex_lock(&p->lock);
+    pp_lock(&p->lock);
     pp_mutex_took(p, type);
     return 0;
 }
@@ -152,7 +152,7 @@ int pp_mutex_lock(pthread_mutex_t *m)
     int32_t kind = pp_kind(m);
     if (PARK__LIKELY(kind == PP_MUTEX_COUNTED ||
                      kind == (PP_MUTEX_COUNTED | PTHREAD_MUTEX_ADAPTIVE_NP))) {
-        park_mutex_lock(&pp_of(m)->lock);
+        pp_lock(&pp_of(m)->lock);
         return 0;
     }
     return pp_mutex_lock_slow(m, kind);
@@ -195,7 +195,9 @@ static int pp_mutex_lock_at(pthread_mutex_t *m, clockid_t clock, const struct ti
         /* As glibc: the time is checked only when the call has to wait. */
         if (!pp_valid_ts(abstime))
             return EINVAL;
-        if (park_mutex_lock_until(&p->lock, pp_deadline(clock, abstime)) != 0)
+        int r;
+        PP_NO_CANCEL(r = park_mutex_lock_until(&p->lock, pp_deadline(clock, abstime)));
+        if (r != 0)
             return ETIMEDOUT;
     }
     pp_mutex_took(p, type);
@@ -278,7 +280,7 @@ uint32_t pp_mutex_cond_release(pthread_mutex_t *m)
 void pp_mutex_cond_relock(pthread_mutex_t *m, uint32_t saved)
 {
     pp_mutex_t *p = pp_of(m);
-    park_mutex_lock(&p->lock);
+    pp_lock(&p->lock);
     if (saved) {
         pp_set_owner(p, pp_self());
         p->count = saved;

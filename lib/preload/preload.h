@@ -146,6 +146,27 @@ static inline uintptr_t pp_self(void)
     return (uintptr_t)pthread_self();
 }
 
+/* park's blocking calls run with cancellation disabled: the pthread calls
+ * that are no cancellation points must not be cancelled inside park, and
+ * the waits that are cancel only where the preload checks (park's
+ * fault-injection builds delay futex calls with nanosleep(), which is a
+ * cancellation point). PP_NO_CANCEL(stmt) runs stmt so. */
+#define PP_NO_CANCEL(stmt)                                                                         \
+    do {                                                                                           \
+        int pp_cs_;                                                                                \
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &pp_cs_);                                   \
+        stmt;                                                                                      \
+        pthread_setcancelstate(pp_cs_, &pp_cs_);                                                   \
+    } while (0)
+
+/* park_mutex_lock, with the blocking part under PP_NO_CANCEL. */
+static inline void pp_lock(park_mutex_t *l)
+{
+    if (PARK__LIKELY(park_mutex_trylock(l)))
+        return;
+    PP_NO_CANCEL(park_mutex_lock(l));
+}
+
 /* Mutex operations the condition variable uses on a park mutex. */
 bool pp_mutex_managed(const pthread_mutex_t *m);
 /* EPERM if an ERRORCHECK or RECURSIVE mutex is not the caller's, else 0. */

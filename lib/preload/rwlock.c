@@ -104,12 +104,17 @@ static int pp_read(pthread_rwlock_t *rw, int how, park_time_t deadline)
             return 0;
         }
     }
-    if (how == PP_BLOCK)
-        park_rwlock_read_lock(&p->lock);
-    else if (how == PP_TRY && !park_rwlock_read_trylock(&p->lock))
-        return EBUSY;
-    else if (how == PP_UNTIL && park_rwlock_read_lock_until(&p->lock, deadline) != 0)
-        return ETIMEDOUT;
+    if (!park_rwlock_read_trylock(&p->lock)) {
+        if (how == PP_TRY)
+            return EBUSY;
+        int r = 0;
+        if (how == PP_BLOCK)
+            PP_NO_CANCEL(park_rwlock_read_lock(&p->lock));
+        else
+            PP_NO_CANCEL(r = park_rwlock_read_lock_until(&p->lock, deadline));
+        if (r != 0)
+            return ETIMEDOUT;
+    }
     if (recursive)
         pp_record(rw);
     return 0;
@@ -121,12 +126,17 @@ static int pp_write(pthread_rwlock_t *rw, int how, park_time_t deadline)
     pp_rw_counted(p);
     if (pp_writer(p) == pp_self())
         return how == PP_TRY ? EBUSY : EDEADLK;
-    if (how == PP_BLOCK)
-        park_rwlock_write_lock(&p->lock);
-    else if (how == PP_TRY && !park_rwlock_write_trylock(&p->lock))
-        return EBUSY;
-    else if (how == PP_UNTIL && park_rwlock_write_lock_until(&p->lock, deadline) != 0)
-        return ETIMEDOUT;
+    if (!park_rwlock_write_trylock(&p->lock)) {
+        if (how == PP_TRY)
+            return EBUSY;
+        int r = 0;
+        if (how == PP_BLOCK)
+            PP_NO_CANCEL(park_rwlock_write_lock(&p->lock));
+        else
+            PP_NO_CANCEL(r = park_rwlock_write_lock_until(&p->lock, deadline));
+        if (r != 0)
+            return ETIMEDOUT;
+    }
     __atomic_store_n(&p->writer, pp_self(), __ATOMIC_RELAXED);
     return 0;
 }

@@ -93,26 +93,30 @@ int pp_sem_trywait(sem_t *s)
 }
 PP_EXPORT2(pp_sem_trywait, sem_trywait, "GLIBC_2.2.5", "GLIBC_2.34")
 
-/* Takes a permit by the deadline: 0 or ETIMEDOUT; a cancellation point. */
+/* Takes a permit by the deadline: 0 or ETIMEDOUT; a cancellation point
+ * on entry and, while the thread can be cancelled, between slices. park's
+ * wait itself runs with cancellation disabled (see PP_NO_CANCEL). */
 static int pp_acquire(park_sem_t *s, park_time_t deadline)
 {
     pthread_testcancel();
     if (park_sem_try_acquire(s))
         return 0;
-    int state, ignored;
+    int state, ignored, r;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    pthread_setcancelstate(state, &ignored);
     if (state == PTHREAD_CANCEL_DISABLE)
-        return park_sem_acquire_until(s, deadline);
+        return park_sem_acquire_until(s, deadline); /* stays disabled, as it was */
     for (;;) {
         park_time_t slice = park_deadline_in(PP_CANCEL_SLICE_NS);
         bool last = deadline <= slice;
-        if (park_sem_acquire_until(s, last ? deadline : slice) == 0)
-            return 0;
-        if (last)
-            return ETIMEDOUT;
+        r = park_sem_acquire_until(s, last ? deadline : slice);
+        if (r == 0 || last)
+            break;
+        pthread_setcancelstate(state, &ignored);
         pthread_testcancel();
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &ignored);
     }
+    pthread_setcancelstate(state, &ignored);
+    return r;
 }
 
 int pp_sem_wait(sem_t *s)
