@@ -34,6 +34,9 @@
 #include "preload.h"
 
 #include <errno.h>
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +234,11 @@ static void pp_wait_finish(struct pp_wait *x)
 static void pp_wait_cancelled(void *arg)
 {
     struct pp_wait *x = arg;
+#ifdef __SANITIZE_ADDRESS__
+    /* The cancellation unwinds the frames above: clear their redzones, as
+     * ASan does for longjmp. */
+    __asan_handle_no_return();
+#endif
     pp_lock(&x->c->lock);
     bool picked = __atomic_load_n(&x->w.state, __ATOMIC_RELAXED) != PP_QUEUED;
     if (!picked) {

@@ -57,6 +57,13 @@ __attribute__((destructor)) static void pp_report(void)
     fprintf(stderr, "%s\n", line);
 }
 
+int pp_cancel_state(int state)
+{
+    int old;
+    pthread_setcancelstate(state, &old);
+    return old;
+}
+
 /* ---- time ------------------------------------------------------------------ */
 
 int pp_check_clock(clockid_t clock)

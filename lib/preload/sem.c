@@ -15,6 +15,9 @@
 #include "preload.h"
 
 #include <errno.h>
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
 #include <limits.h>
 
 #define PP_CANCEL_SLICE_NS (20 * 1000000ull)
@@ -96,13 +99,22 @@ PP_EXPORT2(pp_sem_trywait, sem_trywait, "GLIBC_2.2.5", "GLIBC_2.34")
 /* Takes a permit by the deadline: 0 or ETIMEDOUT; a cancellation point
  * on entry and, while the thread can be cancelled, between slices. park's
  * wait itself runs with cancellation disabled (see PP_NO_CANCEL). */
+static void pp_testcancel(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+    /* A cancellation unwinds the frames above: clear their redzones first,
+     * as ASan does for longjmp (it cannot see this unwinding). */
+    __asan_handle_no_return();
+#endif
+    pthread_testcancel();
+}
+
 static int pp_acquire(park_sem_t *s, park_time_t deadline)
 {
-    pthread_testcancel();
+    pp_testcancel();
     if (park_sem_try_acquire(s))
         return 0;
-    int state, ignored, r;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    int state = pp_cancel_state(PTHREAD_CANCEL_DISABLE), r;
     if (state == PTHREAD_CANCEL_DISABLE)
         return park_sem_acquire_until(s, deadline); /* stays disabled, as it was */
     for (;;) {
@@ -111,11 +123,11 @@ static int pp_acquire(park_sem_t *s, park_time_t deadline)
         r = park_sem_acquire_until(s, last ? deadline : slice);
         if (r == 0 || last)
             break;
-        pthread_setcancelstate(state, &ignored);
-        pthread_testcancel();
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &ignored);
+        pp_cancel_state(state);
+        pp_testcancel();
+        pp_cancel_state(PTHREAD_CANCEL_DISABLE);
     }
-    pthread_setcancelstate(state, &ignored);
+    pp_cancel_state(state);
     return r;
 }
 
