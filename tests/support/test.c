@@ -127,7 +127,7 @@ uint64_t test_scaled(uint64_t n)
 
 void test_sleep_ns(uint64_t ns)
 {
-    struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     while (nanosleep(&ts, &ts) != 0) {
     }
 }

@@ -27,8 +27,11 @@ typedef struct test_case {
 } test_case_t;
 
 #define TEST(name) static void name(void)
-#define TEST_ENTRY(name) { #name, name }
-#define TEST_MAIN(argc, argv, table) \
+#define TEST_ENTRY(name)                                                                           \
+    {                                                                                              \
+#name, name                                                                                \
+    }
+#define TEST_MAIN(argc, argv, table)                                                               \
     test_main((argc), (argv), (table), sizeof(table) / sizeof((table)[0]))
 
 int test_main(int argc, char **argv, const test_case_t *tests, size_t count);
@@ -61,16 +64,14 @@ uint64_t test_scaled(uint64_t n);
 /* Sleeps for ns nanoseconds (test choreography only, never an oracle). */
 void test_sleep_ns(uint64_t ns);
 
-#define ASSERT_TRUE(x) \
-    ((x) ? (void)0 : test_fail(__FILE__, __LINE__, "expected true: %s", #x))
-#define ASSERT_FALSE(x) \
-    (!(x) ? (void)0 : test_fail(__FILE__, __LINE__, "expected false: %s", #x))
-#define ASSERT_CMP_(a, op, b)                                                               \
-    do {                                                                                    \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                 \
-        if (!(a_ op b_))                                                                    \
-            test_fail(__FILE__, __LINE__, "expected %s %s %s, got %lld and %lld", #a, #op, \
-                      #b, a_, b_);                                                          \
+#define ASSERT_TRUE(x) ((x) ? (void)0 : test_fail(__FILE__, __LINE__, "expected true: %s", #x))
+#define ASSERT_FALSE(x) (!(x) ? (void)0 : test_fail(__FILE__, __LINE__, "expected false: %s", #x))
+#define ASSERT_CMP_(a, op, b)                                                                      \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (!(a_ op b_))                                                                           \
+            test_fail(__FILE__, __LINE__, "expected %s %s %s, got %lld and %lld", #a, #op, #b, a_, \
+                      b_);                                                                         \
     } while (0)
 #define ASSERT_EQ(a, b) ASSERT_CMP_(a, ==, b)
 #define ASSERT_NE(a, b) ASSERT_CMP_(a, !=, b)
@@ -81,19 +82,19 @@ void test_sleep_ns(uint64_t ns);
 
 #define US 1000u
 #define MS 1000000u
-#define LATE_NS (2000 * (uint64_t)MS) /* generous bound on a timed wait's lateness */
+#define LATE_NS (2000 * (uint64_t)MS)  /* generous bound on a timed wait's lateness */
 #define HANG_NS (30000 * (uint64_t)MS) /* AWAIT gives up after this */
 
 /* Polls cond until it holds; fails (instead of hanging) after HANG_NS. For
  * lining threads up, never as an oracle. */
-#define AWAIT(cond)                                                                \
-    do {                                                                           \
-        uint64_t give_up_ = test_now_ns() + HANG_NS;                               \
-        while (!(cond)) {                                                          \
-            if (test_now_ns() > give_up_)                                          \
-                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);      \
-            test_sleep_ns(50000);                                                  \
-        }                                                                          \
+#define AWAIT(cond)                                                                                \
+    do {                                                                                           \
+        uint64_t give_up_ = test_now_ns() + HANG_NS;                                               \
+        while (!(cond)) {                                                                          \
+            if (test_now_ns() > give_up_)                                                          \
+                test_fail(__FILE__, __LINE__, "still waiting for %s", #cond);                      \
+            test_sleep_ns(50000);                                                                  \
+        }                                                                                          \
     } while (0)
 
 /* CLOCK_MONOTONIC in nanoseconds. */
