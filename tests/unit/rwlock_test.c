@@ -833,46 +833,6 @@ TEST(rwlock_admits_one_writer_or_many_readers)
 /* ---- PARK_DEBUG: misuse aborts with a message -------------------------------- */
 
 #ifdef PARK_DEBUG
-/* Runs fn(arg) in a child process, which must die of SIGABRT with a message
- * on stderr that contains `needle`. */
-static void expect_abort(void (*fn)(void *), void *arg, const char *needle)
-{
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        struct rlimit no_core = {0, 0};
-        setrlimit(RLIMIT_CORE, &no_core);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        fn(arg);
-        _exit(0);
-    }
-    close(fds[1]);
-    char msg[4096];
-    size_t len = 0;
-    for (;;) {
-        ssize_t r = read(fds[0], msg + len, sizeof msg - 1 - len);
-        if (r > 0)
-            len += (size_t)r;
-        else if (r == 0 || errno != EINTR || len == sizeof msg - 1)
-            break;
-    }
-    msg[len] = '\0';
-    close(fds[0]);
-    int status;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
-        test_fail(__FILE__, __LINE__, "child was not killed by SIGABRT (status %#x), stderr: %s",
-                  status, msg);
-    if (!strstr(msg, needle))
-        test_fail(__FILE__, __LINE__, "message does not contain \"%s\": \"%s\"", needle, msg);
-}
-
 static void read_lock_again(void *rw)
 {
     park_rwlock_read_lock(rw);
@@ -886,8 +846,8 @@ TEST(rwlock_read_lock_reentered_while_a_writer_waits_aborts_with_a_message)
     park_rwlock_read_lock(&rw);
     struct actor w;
     test_threads_t *t = queue_actor(&w, &rw, TAKE_WRITE);
-    expect_abort(read_lock_again, &rw, "park_rwlock_read_lock");
-    expect_abort(read_lock_again, &rw, "deadlock");
+    test_expect_abort(read_lock_again, &rw, "park_rwlock_read_lock");
+    test_expect_abort(read_lock_again, &rw, "deadlock");
     park_rwlock_read_unlock(&rw);
     AWAIT(atomic_load(&w.holding));
     finish_actor(&w, t);
@@ -935,10 +895,10 @@ static void write_unlock_read_held(void *arg)
 TEST(rwlock_release_of_a_hold_not_held_aborts_with_a_message)
 {
     park_rwlock_t rw = PARK_RWLOCK_INIT;
-    expect_abort(read_unlock_never_locked, NULL, "park_rwlock_read_unlock");
-    expect_abort(write_unlock_never_locked, NULL, "park_rwlock_write_unlock");
-    expect_abort(downgrade_never_locked, NULL, "park_rwlock_downgrade");
-    expect_abort(write_unlock_read_held, &rw, "park_rwlock_write_unlock");
+    test_expect_abort(read_unlock_never_locked, NULL, "park_rwlock_read_unlock");
+    test_expect_abort(write_unlock_never_locked, NULL, "park_rwlock_write_unlock");
+    test_expect_abort(downgrade_never_locked, NULL, "park_rwlock_downgrade");
+    test_expect_abort(write_unlock_read_held, &rw, "park_rwlock_write_unlock");
 }
 #endif
 
