@@ -610,7 +610,7 @@ static const struct lin_object sem_object = {"sem", sem_spec, sem_setup, sem_thr
 
 TEST(lin_sem_histories_are_linearizable)
 {
-    lin_run_rounds(&sem_object, test_scaled(5000));
+    lin_run_rounds(&sem_object, test_scaled(10000));
 }
 
 /* ---- the channel ----------------------------------------------------------------------- */
@@ -687,7 +687,7 @@ static const struct lin_object chan_object = {"chan", chan_spec, chan_setup, cha
 
 TEST(lin_chan_histories_are_linearizable)
 {
-    lin_run_rounds(&chan_object, test_scaled(5000));
+    lin_run_rounds(&chan_object, test_scaled(10000));
 }
 
 /* ---- the mutex and its counter --------------------------------------------------------- */
@@ -758,7 +758,7 @@ static const struct lin_object mutex_object = {"mutex", mutex_spec, mutex_setup,
 
 TEST(lin_mutex_counter_histories_are_linearizable)
 {
-    lin_run_rounds(&mutex_object, test_scaled(4000));
+    lin_run_rounds(&mutex_object, test_scaled(8000));
 }
 
 static const test_case_t tests[] = {
