@@ -10,7 +10,7 @@
  * that the object's sequential specification accepts (Wing and Gong's
  * search: try each operation invoked before the earliest pending response,
  * backtrack; memoised on the set of operations done and the specification's
- * state, after Lowe). A history with no such order is printed in full and
+ * state). A history with no such order is printed in full and
  * fails the test.
  *
  * Operations are non-blocking or bounded (try-operations, deadlines passed
