@@ -41,6 +41,73 @@ def have_matplotlib():
     return False
 
 
+def dropin_json(path):
+    """tools/dropin-eval's shape: a throughput row where park is 1.2x glibc,
+    a time row where park takes half of glibc's time, and a failed check."""
+    preload = ("park-preload: mutexes 12 managed, 1 passed through; conds 3 managed, "
+               "0 passed through; rwlocks 2 managed, 0 passed through; sems 0 managed, "
+               "0 passed through")
+
+    def side(values, latency=(), errors=(), park=False):
+        s = {"values": list(values), "latency_us": list(latency), "errors": list(errors)}
+        if park:
+            s["preload"] = [preload]
+        return s
+
+    rows = [
+        {"id": "mc", "program": "memcached", "config": "-t 2", "metric": "TPS",
+         "unit": "ops/s", "higher_is_better": True, "command": "memcached -t 2",
+         "glibc": side([100e3, 110e3, 90e3], [300, 310, 290]),
+         "park": side([120e3, 130e3, 110e3], [250, 240, 260], park=True)},
+        {"id": "kc", "program": "kccachetest", "config": "wicked", "metric": "time",
+         "unit": "s", "higher_is_better": False, "command": "kccachetest wicked",
+         "glibc": side([2.0, 2.2, 1.8]), "park": side([1.0, 1.1, 0.9], park=True)},
+        {"id": "sb", "program": "sysbench mutex", "config": "broken", "metric": "total time",
+         "unit": "s", "higher_is_better": False,
+         "glibc": side([1.0, 1.0, 1.0]),
+         "park": side([1.0, 1.0], errors=["run 3: sysbench exited 1"], park=True)},
+    ]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"dropin": {"format": 1, "date": "2026-01-01 00:00 UTC", "host_name": "h",
+                              "num_cpus": 2, "runs": 3, "command": "tools/dropin-eval"},
+                   "rows": rows}, f)
+
+
+def dropin_checks(tmp, full):
+    dj = os.path.join(tmp, "dropin.json")
+    dropin_json(dj)
+    out = os.path.join(tmp, "dropin_out")
+    rc, _, err = run("-o", out, dj)
+    check("drop-in JSON alone reports", rc == 0, err)
+    text = open(os.path.join(out, "REPORT.md"), encoding="utf-8").read() if rc == 0 else ""
+    lines = text.splitlines()
+
+    def row(prefix):
+        hit = [ln for ln in lines if ln.startswith(prefix)]
+        return [c.strip() for c in hit[0].split("|")[1:-1]] if hit else []
+
+    mc, kc, sb = row("| memcached |"), row("| kccachetest |"), row("| sysbench mutex |")
+    check("drop-in section", "## Drop-in" in text)
+    check("drop-in throughput ratio 1.20 with run pairs", mc[5:7] == ["1.20", "1.18 – 1.22"], mc)
+    check("drop-in spread of the runs shown", "100 k (90.0 k – 110 k)" in (mc[3] if mc else ""), mc)
+    check("drop-in latency beside glibc's", mc[7:8] == ["300 µs / 250 µs"], mc)
+    check("drop-in managed counts", "mutexes 12 (+1 passed), conds 3" in (mc[8] if mc else ""), mc)
+    check("drop-in time row inverted: ratio 2.00", kc[5:6] == ["2.00"], kc)
+    check("drop-in failed check is an error row", sb[4:6] == ["**error**", "**error**"], sb)
+    check("drop-in error listed", "sysbench exited 1" in text)
+    if have_matplotlib():
+        path = os.path.join(out, "dropin.png")
+        ok = os.path.exists(path) and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        check("dropin.png written", ok)
+        check("dropin.png linked", "](dropin.png)" in text)
+
+    out2 = os.path.join(tmp, "dropin_mixed")
+    rc, _, err = run("-o", out2, os.path.join(full, "park_bench.json"), dj)
+    text2 = open(os.path.join(out2, "REPORT.md"), encoding="utf-8").read() if rc == 0 else ""
+    check("drop-in beside benchmark JSON", rc == 0 and "## mutex" in text2 and
+          "## Drop-in" in text2, err)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         full, quick, after = (os.path.join(tmp, d) for d in ("full", "quick", "after"))
@@ -84,6 +151,7 @@ def main():
         check("mutex sweep W=50 ratios near 1.05", ok, rows_w50)
         check("writer worst wait counter shown", "writer worst wait" in text)
         check("google-benchmark suffix /real_time stripped", "real_time" not in text)
+        check("no drop-in section without its JSON", "Drop-in" not in text)
         if have_matplotlib():
             for png in ("mutex_sweep.png", "rwlock_sweep.png",
                         "mutex_contended.png", "sem_contended.png", "pool_submit.png",
@@ -124,6 +192,8 @@ def main():
         out4 = os.path.join(tmp, "cut_out")
         rc, _, err = run("-o", out4, cut)
         check("cut-short JSON reports with a warning", rc == 0 and "cut short" in err, err)
+
+        dropin_checks(tmp, full)
 
         # Not benchmark JSON at all: a clear error.
         bad = os.path.join(tmp, "bad.json")
