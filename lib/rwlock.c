@@ -262,8 +262,10 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
         /* Writers barge (rule 7): handing the lock to a sleeping writer
          * would make everyone wait for it to be scheduled, so it is woken
          * to retry and stays counted (WW keeps readers out), unless it has
-         * waited PARK__FAIR_NS. An asynchronous writer cannot retry: it is
-         * always handed the lock. */
+         * waited PARK__FAIR_NS. A writer still awake (spinning for its
+         * grant) is handed the lock: it runs at once. An asynchronous
+         * writer cannot retry: it is always handed the lock (it never
+         * sleeps, so it counts as awake). */
         r->handoff = !park__waiter_asleep(w) || park__wait_owed(w, park_now());
         w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
@@ -584,7 +586,7 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
          * longer before it sleeps (and a release hands the lock to a
          * writer still awake). relaxed: a guess. */
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        w.spin = (s & READERS) && !(s & W) ? 1000 : 16;
+        w.spin = (s & READERS) && !(s & W) ? 1000 : PARK__WAIT_SPIN;
         switch (park__wait(rw, &w, c.in_flight ? PARK__WAIT_FRONT : 0, &write_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == GRANT_HANDOFF)

@@ -104,7 +104,7 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want)
     w->since = 0;
     w->grant = 0;
     atomic_init(&w->woken, 0);
-    w->spin = 16;
+    w->spin = PARK__WAIT_SPIN;
     w->batch = false;
     w->notify = NULL;
 }
@@ -128,8 +128,8 @@ static bool granted(park__waiter_t *w)
 static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wait_ops_t *ops,
                         void *ctx)
 {
-    /* w->spin pauses (16 unless the primitive expects its grant soon),
-     * looking after each: a grant already on its way arrives within them. */
+    /* w->spin pauses (PARK__WAIT_SPIN unless the primitive expects its
+     * grant soon), looking after each. */
     park__spin_t spin = park__spin_init_gap(w->spin, 0, 1);
     do {
         if (granted(w))

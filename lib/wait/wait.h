@@ -61,14 +61,20 @@ struct park__waiter {
      * batch word: PARK__WAIT_BATCH). */
     _Atomic uint32_t woken;
     /* Thread waiters: pauses spent looking at `woken` before the first
-     * sleep (park__waiter_init: 16). A primitive that expects the grant
-     * within microseconds (a writer behind draining readers) raises it. */
+     * sleep (park__waiter_init: PARK__WAIT_SPIN). A primitive that expects
+     * the grant within microseconds (a writer behind draining readers)
+     * raises it. */
     uint32_t spin;
     bool batch;
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */
     void (*notify)(park__waiter_t *w);
 };
+
+/* A thread waiter's default look for its grant before it sleeps (w->spin):
+ * 16 pauses, looking after each; a grant already on its way arrives within
+ * them. */
+#define PARK__WAIT_SPIN 16u
 
 /* The wake policy's bound on unfairness (DESIGN.md rule 7): a running
  * thread may barge ahead of a woken waiter, but a waiter that has waited
