@@ -133,6 +133,7 @@ struct wake_ctx {
     bool retire;     /* K is the caller's to drop (retire) */
     bool woke;       /* a waiter was woken to retry: K stays set */
     bool again;      /* the stored word has W, free permits and no K */
+    uint32_t handed; /* permits of n handed to waiters by select */
     int result;      /* 0 or EOVERFLOW */
     park_time_t now; /* for park__wait_owed */
 };
@@ -163,10 +164,11 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
     if (!wake_check(r))
         return PARK__SELECT_STOP;
     if (park__wait_owed(w, r->now)) {
-        if (r->n)
+        if (r->n) {
             r->n--;
-        else if (!park_sem_try_acquire(r->s)) /* a free one: c -> c-1 */
-            return PARK__SELECT_STOP;         /* it stays first in line */
+            r->handed++;
+        } else if (!park_sem_try_acquire(r->s)) /* a free one: c -> c-1 */
+            return PARK__SELECT_STOP;           /* it stays first in line */
         w->grant = GRANT_HANDOFF;
         return PARK__SELECT_GRANT;
     }
@@ -192,10 +194,13 @@ static void wake_finish(void *ctx, bool more)
     do {
         if (r->n > max_of(s) - (v & COUNT)) {
             /* Only releases racing each other past the maximum get here
-             * (one took the lockless path after wake_check looked): the
-             * excess is dropped rather than exceed the maximum. */
+             * (one took the lockless path after wake_check looked). If
+             * none of ours was handed over, ours places nothing, as if it
+             * came after the other (EOVERFLOW means "nothing released");
+             * otherwise what fits is placed and the excess dropped rather
+             * than exceed the maximum. */
             r->result = EOVERFLOW;
-            r->n = (uint32_t)(max_of(s) - (v & COUNT));
+            r->n = r->handed ? (uint32_t)(max_of(s) - (v & COUNT)) : 0;
         }
         next = (v & COUNT) + r->n;
         if (more)
