@@ -333,12 +333,10 @@ void park__mutex_unlock_slow(park_mutex_t *m)
 {
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     for (;;) {
-#ifdef PARK_DEBUG
-        if (!(s & L)) {
-            fprintf(stderr, "park: park_mutex_unlock(%p): the mutex is not locked\n", (void *)m);
-            abort();
-        }
-#endif
+        /* Only the holder unlocks, and nobody else clears L: a free word is
+         * misuse, reported in every build (off the fast path it is free). */
+        if (!(s & L))
+            park__misuse("park_mutex_unlock", m, "the mutex is not locked");
         if ((s & P) && !(s & W)) { /* somebody must be woken */
             struct unlock_ctx u = {.m = m};
             park__unpark(m, unlock_select, unlock_finish, &u);

@@ -130,11 +130,6 @@ static bool track_holds(const park_rwlock_t *rw)
     return false;
 }
 
-static _Noreturn void misuse(const char *call, const park_rwlock_t *rw, const char *what)
-{
-    fprintf(stderr, "park: %s(%p): %s\n", call, (const void *)rw, what);
-    abort();
-}
 #else
 static void track_add(const park_rwlock_t *rw)
 {
@@ -421,9 +416,9 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
                 return 0;
 #ifdef PARK_DEBUG
             if (c.reentered)
-                misuse("park_rwlock_read_lock", rw,
-                       "re-entered by a thread that holds a read lock on it while a writer "
-                       "waits: deadlock");
+                park__misuse("park_rwlock_read_lock", rw,
+                             "re-entered by a thread that holds a read lock on it while a writer "
+                             "waits: deadlock");
 #endif
             break;
         }
@@ -458,7 +453,7 @@ void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
 #ifdef PARK_DEBUG
     uint32_t held = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     if ((held & W) || !(held & READERS))
-        misuse("park_rwlock_read_unlock", rw, "the lock is not read-locked");
+        park__misuse("park_rwlock_read_unlock", rw, "the lock is not read-locked");
 #endif
     track_remove(rw);
     /* n|x -> n-1|x, as the inline path. release: pairs with the acquire of
@@ -469,6 +464,11 @@ void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
      * or destroys it) until release_finish clears it. */
     if ((s & (DRAIN | READERS)) == (DRAIN | READER))
         release_slow(rw, LAST_READ);
+}
+
+void park__rwlock_read_unlock_none(park_rwlock_t *rw)
+{
+    park__misuse("park_rwlock_read_unlock", rw, "the lock is not read-locked");
 }
 
 void park__rwlock_read_unlock_last(park_rwlock_t *rw)
@@ -619,10 +619,10 @@ int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadline)
 
 void park__rwlock_write_unlock_slow(park_rwlock_t *rw)
 {
-#ifdef PARK_DEBUG
+    /* Only the write holder clears W: checked in every build (the inline
+     * CAS failed, so this is off the fast path). */
     if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & W))
-        misuse("park_rwlock_write_unlock", rw, "the lock is not write-locked");
-#endif
+        park__misuse("park_rwlock_write_unlock", rw, "the lock is not write-locked");
     /* W|x -> ...: queue bits are set, so someone may be waiting. */
     release_slow(rw, RELEASE_WRITE);
 }
@@ -630,10 +630,8 @@ void park__rwlock_write_unlock_slow(park_rwlock_t *rw)
 void park__rwlock_downgrade_slow(park_rwlock_t *rw)
 {
     uint32_t s = W;
-#ifdef PARK_DEBUG
     if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & W))
-        misuse("park_rwlock_downgrade", rw, "the lock is not write-locked");
-#endif
+        park__misuse("park_rwlock_downgrade", rw, "the lock is not write-locked");
     /* W -> 1 (the inline path, skipped in PARK_DEBUG builds). release:
      * pairs with the acquire of the readers that enter after. */
     if (!__atomic_compare_exchange_n(&rw->state_, &s, READER, false, __ATOMIC_RELEASE,

@@ -107,8 +107,8 @@ PARK_API int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline);
 /* Unlocks *m, held by the caller or by any other thread that locked it.
  * Release ordering. Does not block (it may wake one waiter); after its
  * releasing store it no longer touches *m (see destruction safety above).
- * Unlocking a mutex that is not locked is undefined; PARK_DEBUG builds of
- * the library abort with a message. */
+ * Unlocking a mutex that is not locked aborts with a message in every
+ * build (two unlocks racing for one lock may both pass unnoticed). */
 static inline void park_mutex_unlock(park_mutex_t *m)
 {
     if (PARK__LIKELY(park__mutex_store_unlock)) {

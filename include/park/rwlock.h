@@ -101,6 +101,7 @@ PARK_API void park__rwlock_read_lock_slow(park_rwlock_t *rw);
 PARK_API bool park__rwlock_read_trylock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_read_unlock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_read_unlock_last(park_rwlock_t *rw);
+PARK_API __attribute__((noreturn)) void park__rwlock_read_unlock_none(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_lock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_unlock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_downgrade_slow(park_rwlock_t *rw);
@@ -176,8 +177,9 @@ PARK_API int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline
  * ordering. Does not block; the last reader out hands the lock to a waiting
  * writer (or to the readers, see the policy), and the lock stays held
  * until it has. After its releasing operation (for that reader, the
- * hand-over) it no longer touches *rw. Releasing a lock that is not
- * read-held is undefined; PARK_DEBUG builds abort with a message. */
+ * hand-over) it no longer touches *rw. Releasing a lock that holds no read
+ * (free or write-held) aborts with a message in every build; releasing a
+ * read the caller does not hold while others do is undefined. */
 static inline void park_rwlock_read_unlock(park_rwlock_t *rw)
 {
     if (PARK__LIKELY(!park__rwlock_tracked)) {
@@ -189,6 +191,9 @@ static inline void park_rwlock_read_unlock(park_rwlock_t *rw)
         if (PARK__UNLIKELY((s & (PARK__RW_DRAIN | PARK__RW_READERS_MASK)) ==
                            (PARK__RW_DRAIN | PARK__RW_READER)))
             park__rwlock_read_unlock_last(rw);
+        /* No read hold to release: misuse, reported in every build. */
+        else if (PARK__UNLIKELY(!(s & PARK__RW_READERS_MASK)))
+            park__rwlock_read_unlock_none(rw);
         return;
     }
     park__rwlock_read_unlock_slow(rw);
@@ -228,8 +233,8 @@ PARK_API int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadlin
 /* Releases the write hold (the caller's or any other thread's). Release
  * ordering. Does not block; hands the lock to the next queued writer, or
  * to all queued readers (see the policy). After its releasing operation it
- * no longer touches *rw. Releasing a lock that is not write-held is
- * undefined; PARK_DEBUG builds abort with a message. */
+ * no longer touches *rw. Releasing a lock that is not write-held aborts
+ * with a message in every build. */
 static inline void park_rwlock_write_unlock(park_rwlock_t *rw)
 {
     uint32_t s = PARK__RW_WRITER;
@@ -245,8 +250,8 @@ static inline void park_rwlock_write_unlock(park_rwlock_t *rw)
  * goes when the read holds are released). The queued readers enter with
  * the caller if no writer is queued, and stay queued otherwise. Release
  * ordering for the write hold (readers that enter see its writes). Does not
- * block. Downgrading a lock that is not write-held is undefined; PARK_DEBUG
- * builds abort with a message. */
+ * block. Downgrading a lock that is not write-held aborts with a message in
+ * every build. */
 static inline void park_rwlock_downgrade(park_rwlock_t *rw)
 {
     uint32_t s = PARK__RW_WRITER;

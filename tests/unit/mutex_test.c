@@ -466,7 +466,6 @@ TEST(mutex_admits_one_holder_at_a_time)
     ASSERT_EQ(park_mutex_destroy(&e.m), 0);
 }
 
-#ifdef PARK_DEBUG
 static park_mutex_t never_locked = PARK_MUTEX_INIT;
 
 static void unlock_never_locked(void *arg)
@@ -475,13 +474,27 @@ static void unlock_never_locked(void *arg)
     park_mutex_unlock(&never_locked);
 }
 
-/* The child unlocks a mutex nobody locked; it must die of SIGABRT and say
- * which call was misused. */
+static void unlock_twice(void *arg)
+{
+    park_mutex_t *m = arg;
+    park_mutex_lock(m);
+    park_mutex_unlock(m);
+    park_mutex_unlock(m);
+}
+
+/* The child unlocks a mutex nobody locked (or unlocks twice); it must die
+ * of SIGABRT and say which call was misused, in every build: the inline
+ * unlock sends any word but L to the slow path, which checks. */
 TEST(mutex_unlock_of_an_unlocked_mutex_aborts_with_a_message)
 {
     test_expect_abort(unlock_never_locked, NULL, "park_mutex_unlock");
+    test_expect_abort(unlock_never_locked, NULL, "not locked");
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    park_mutex_unlock(&m);
+    test_expect_abort(unlock_twice, &m, "park_mutex_unlock");
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
-#endif
 
 static const test_case_t tests[] = {
     TEST_ENTRY(mutex_size_is_4_to_16_bytes),
@@ -508,9 +521,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(mutex_lock_until_timing_out_behind_a_waiter_leaves_the_mutex_working),
     TEST_ENTRY(mutex_lock_until_timing_out_ahead_of_a_waiter_leaves_the_mutex_working),
     TEST_ENTRY(mutex_admits_one_holder_at_a_time),
-#ifdef PARK_DEBUG
     TEST_ENTRY(mutex_unlock_of_an_unlocked_mutex_aborts_with_a_message),
-#endif
 };
 
 int main(int argc, char **argv)
