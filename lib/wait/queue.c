@@ -5,9 +5,11 @@
  * outlive every primitive and a releaser may touch its bucket after its
  * object is gone. */
 #include <errno.h>
+#include <string.h>
 
 #include "os/os.h"
 #include "os/probe.h"
+#include "wait/fork.h"
 #include "wait/lock.h"
 #include "wait/spin.h"
 #include "wait/wait.h"
@@ -334,5 +336,44 @@ size_t park__wait_count(const void *key)
     for (const park__waiter_t *w = b->head; w; w = w->next)
         n += w->key == key;
     park__unlock(&b->lock);
+    return n;
+}
+
+/* ---- fork (lib/wait/fork.c) ------------------------------------------------ */
+
+void park__wait_lock_all(void)
+{
+    for (size_t i = 0; i < BUCKET_COUNT; i++)
+        park__lock(&buckets[i].lock);
+}
+
+void park__wait_unlock_all(void)
+{
+    for (size_t i = BUCKET_COUNT; i-- > 0;)
+        park__unlock(&buckets[i].lock);
+}
+
+void park__wait_reset_all(void)
+{
+    for (size_t i = 0; i < BUCKET_COUNT; i++) {
+        bucket_t *b = &buckets[i];
+        /* A waiter left behind is not queued any more: a later cancel of
+         * an asynchronous one (its task outlives the fork) finds it gone. */
+        for (park__waiter_t *w = b->head; w; w = w->next)
+            w->queued = false;
+        b->head = b->tail = NULL;
+        b->fair_at = 0;
+        atomic_init(&b->batch_seq, 0);
+        atomic_init(&b->lock.word, PARK__LOCK_UNLOCKED);
+    }
+    memset(park__wait_hints, 0, sizeof park__wait_hints);
+}
+
+size_t park__wait_count_want(const void *key, uintptr_t want)
+{
+    bucket_t *b = bucket_of(key);
+    size_t n = 0;
+    for (const park__waiter_t *w = b->head; w; w = w->next)
+        n += w->key == key && w->want == want;
     return n;
 }

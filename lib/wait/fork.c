@@ -1,0 +1,38 @@
+/* lib/wait/fork.c: fork() handlers for the wait queues (see fork.h).
+ *
+ * prepare  takes every bucket lock, in table order (no thread holds two
+ *          bucket locks, so this cannot deadlock): no queue is half-linked
+ *          and no bucket lock is held by a thread that the child lacks
+ *   parent releases them
+ *   child  empties the queues and sets park__forked
+ *
+ * Registered from a constructor, so ours is among the first handlers: the
+ * program's own prepare handlers (registered later) run before ours and
+ * may still lock park's primitives, and its child handlers run after ours,
+ * on reset queues. */
+#include <pthread.h>
+
+#include "wait/fork.h"
+
+bool park__forked;
+
+static void fork_prepare(void)
+{
+    park__wait_lock_all();
+}
+
+static void fork_parent(void)
+{
+    park__wait_unlock_all();
+}
+
+static void fork_child(void)
+{
+    park__wait_reset_all();
+    park__forked = true;
+}
+
+__attribute__((constructor)) static void fork_register(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
