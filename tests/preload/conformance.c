@@ -1109,6 +1109,138 @@ TEST(fork_child_finds_held_locks_held_and_free_ones_usable)
     ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
+/* Threads queued at the fork do not exist in the child: a mutex or a
+ * semaphore they waited for is free there once the forking thread releases
+ * it, a mutex another thread held stays held, and the child's own threads
+ * can contend on what is free. (An rwlock released in the child may be
+ * handed to the readers queued at the fork under glibc, so it stays held
+ * there; the preload lets it fall free. Only the release is checked.) */
+static pthread_mutex_t fq_mine = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fq_theirs = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t fq_rw = PTHREAD_RWLOCK_INITIALIZER;
+static sem_t fq_sem;
+static atomic_int fq_holding, fq_release, fq_got;
+static long fq_counter;
+
+static void *fq_hold_theirs(void *p)
+{
+    (void)p;
+    pthread_mutex_lock(&fq_theirs);
+    atomic_store(&fq_holding, 1);
+    while (!atomic_load(&fq_release))
+        test_sleep_ns(100 * US);
+    pthread_mutex_unlock(&fq_theirs);
+    return NULL;
+}
+
+static void *fq_wait(void *p)
+{
+    switch ((int)(intptr_t)p) {
+    case 0:
+        pthread_mutex_lock(&fq_mine);
+        pthread_mutex_unlock(&fq_mine);
+        break;
+    case 1:
+        pthread_mutex_lock(&fq_theirs);
+        pthread_mutex_unlock(&fq_theirs);
+        break;
+    case 2:
+        pthread_rwlock_wrlock(&fq_rw);
+        pthread_rwlock_unlock(&fq_rw);
+        break;
+    case 3:
+        pthread_rwlock_rdlock(&fq_rw);
+        pthread_rwlock_unlock(&fq_rw);
+        break;
+    default:
+        sem_wait(&fq_sem);
+        break;
+    }
+    atomic_fetch_add(&fq_got, 1);
+    return NULL;
+}
+
+static void *fq_contend(void *p)
+{
+    (void)p;
+    for (int i = 0; i < 2000; i++) {
+        pthread_mutex_lock(&fq_mine);
+        fq_counter++;
+        pthread_mutex_unlock(&fq_mine);
+        sem_wait(&fq_sem);
+        fq_counter++;
+        sem_post(&fq_sem);
+    }
+    return NULL;
+}
+
+static int fq_child(void)
+{
+    struct timespec soon;
+    clock_gettime(CLOCK_REALTIME, &soon);
+    soon.tv_nsec += 20 * MS;
+    if (soon.tv_nsec >= 1000000000) {
+        soon.tv_sec++;
+        soon.tv_nsec -= 1000000000;
+    }
+    int v = -1;
+    bool ok =
+        pthread_mutex_trylock(&fq_mine) == EBUSY && pthread_mutex_trylock(&fq_theirs) == EBUSY &&
+        pthread_mutex_timedlock(&fq_theirs, &soon) == ETIMEDOUT &&
+        pthread_rwlock_tryrdlock(&fq_rw) == EBUSY && sem_trywait(&fq_sem) == -1 && errno == EAGAIN;
+    /* Released by the forking thread: free, though waiters were queued. */
+    ok = ok && pthread_mutex_unlock(&fq_mine) == 0 && pthread_rwlock_unlock(&fq_rw) == 0 &&
+         sem_post(&fq_sem) == 0;
+    ok = ok && pthread_mutex_trylock(&fq_mine) == 0 && pthread_mutex_unlock(&fq_mine) == 0 &&
+         sem_getvalue(&fq_sem, &v) == 0 && v == 1;
+    if (!ok)
+        return 1;
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = spawn(fq_contend, NULL);
+    for (int i = 0; i < 3; i++)
+        join(t[i]);
+    ok = fq_counter == 3 * 2 * 2000 && sem_getvalue(&fq_sem, &v) == 0 && v == 1 &&
+         pthread_mutex_trylock(&fq_theirs) == EBUSY && pthread_mutex_destroy(&fq_mine) == 0 &&
+         sem_destroy(&fq_sem) == 0;
+    return ok ? 0 : 2;
+}
+
+TEST(fork_child_with_waiters_queued_frees_what_the_forking_thread_releases)
+{
+    ASSERT_EQ(sem_init(&fq_sem, 0, 0), 0);
+    pthread_t holder = spawn(fq_hold_theirs, NULL);
+    while (!atomic_load(&fq_holding))
+        test_sleep_ns(100 * US);
+    pthread_mutex_lock(&fq_mine);
+    pthread_rwlock_wrlock(&fq_rw);
+    enum { KINDS = 5, PER_KIND = 2 };
+    pthread_t waiters[KINDS * PER_KIND];
+    for (int i = 0; i < KINDS * PER_KIND; i++)
+        waiters[i] = spawn(fq_wait, (void *)(intptr_t)(i % KINDS));
+    test_sleep_ns(50 * MS); /* let them queue */
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(30); /* a hang fails */
+        _exit(fq_child());
+    }
+    ASSERT_GT(pid, 0);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    pthread_mutex_unlock(&fq_mine);
+    pthread_rwlock_unlock(&fq_rw);
+    for (int i = 0; i < PER_KIND; i++)
+        ASSERT_EQ(sem_post(&fq_sem), 0);
+    atomic_store(&fq_release, 1);
+    join(holder);
+    for (int i = 0; i < KINDS * PER_KIND; i++)
+        join(waiters[i]);
+    ASSERT_EQ(atomic_load(&fq_got), KINDS * PER_KIND);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(sem_destroy(&fq_sem), 0);
+}
+
 /* ---- symbol versions -------------------------------------------------------- */
 
 static const struct {
@@ -1272,6 +1404,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_process_shared_and_named_pass_through),
     TEST_ENTRY(objects_set_up_in_a_constructor_work),
     TEST_ENTRY(fork_child_finds_held_locks_held_and_free_ones_usable),
+    TEST_ENTRY(fork_child_with_waiters_queued_frees_what_the_forking_thread_releases),
     TEST_ENTRY(every_symbol_version_binds_and_under_the_preload_reaches_it),
     TEST_ENTRY(compat_bindings_behave_as_the_default_ones),
     TEST_ENTRY(pre_2_3_2_cond_abi_waits_signals_and_times_out),
