@@ -238,9 +238,10 @@ static void count_writer_grant(park_rwlock_t *rw)
  * belong to a reader that was handing over and is not there. In a child
  * no writer is ever left in flight (release_select hands it the lock), so
  * the queue is the whole truth: recount it and make WW, RQ and D agree.
- * D without readers is dropped too (it may be a child reader's on its
- * way: its hand-over then finds the lock free or held and only settles
- * the bits, as release_finish always does). Holds (W, n) stay. */
+ * D without readers stays only while the child's writers are queued (a
+ * child reader on its way to hand over to them); the first recount in a
+ * child comes before any of its writers is counted, so it drops the
+ * parent's. Holds (W, n) stay. */
 static void forked_recount(park_rwlock_t *rw)
 {
     rw->wqueued_ = (uint32_t)park__wait_count_want(rw, WANT_WRITE);
@@ -250,7 +251,7 @@ static void forked_recount(park_rwlock_t *rw)
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
     do {
         next = (s & (W | READERS)) | (rw->wqueued_ ? WW : 0) | (rw->rqueued_ ? RQ : 0);
-        next |= drain_bit(next, false);
+        next |= drain_bit(next, (s & DRAIN) && rw->wqueued_);
         /* relaxed: as the queue bits in read_validate; holds are kept. */
     } while (s != next && !__atomic_compare_exchange_n(&rw->state_, &s, next, true,
                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED));

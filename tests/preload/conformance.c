@@ -1120,7 +1120,7 @@ static pthread_mutex_t fq_theirs = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t fq_rw = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t fq_sem;
 static atomic_int fq_holding, fq_release, fq_got;
-static long fq_counter;
+static long fq_counter, fq_sem_counter;
 
 static void *fq_hold_theirs(void *p)
 {
@@ -1168,7 +1168,7 @@ static void *fq_contend(void *p)
         fq_counter++;
         pthread_mutex_unlock(&fq_mine);
         sem_wait(&fq_sem);
-        fq_counter++;
+        fq_sem_counter++;
         sem_post(&fq_sem);
     }
     return NULL;
@@ -1200,9 +1200,9 @@ static int fq_child(void)
         t[i] = spawn(fq_contend, NULL);
     for (int i = 0; i < 3; i++)
         join(t[i]);
-    ok = fq_counter == 3 * 2 * 2000 && sem_getvalue(&fq_sem, &v) == 0 && v == 1 &&
-         pthread_mutex_trylock(&fq_theirs) == EBUSY && pthread_mutex_destroy(&fq_mine) == 0 &&
-         sem_destroy(&fq_sem) == 0;
+    ok = fq_counter == 3 * 2000 && fq_sem_counter == 3 * 2000 && sem_getvalue(&fq_sem, &v) == 0 &&
+         v == 1 && pthread_mutex_trylock(&fq_theirs) == EBUSY &&
+         pthread_mutex_destroy(&fq_mine) == 0 && sem_destroy(&fq_sem) == 0;
     return ok ? 0 : 2;
 }
 
