@@ -61,13 +61,6 @@ static void in_child(void (*fn)(void *arg), void *arg)
 
 static bool skip_child_threads(void)
 {
-    if (!child_threads) {
-        static bool said;
-        if (!said)
-            fprintf(stderr, "  (ThreadSanitizer: the children start no threads; their "
-                            "contended checks are skipped)\n");
-        said = true;
-    }
     return !child_threads;
 }
 
@@ -597,5 +590,8 @@ static const test_case_t tests[] = {
 
 int main(int argc, char **argv)
 {
+    if (!child_threads)
+        fprintf(stderr, "ThreadSanitizer: the forked children start no threads; their "
+                        "contended checks are skipped\n");
     return TEST_MAIN(argc, argv, tests);
 }
