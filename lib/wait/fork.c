@@ -6,15 +6,17 @@
  *   parent releases them
  *   child  empties the queues and sets park__forked
  *
- * Registered from a constructor, so ours is among the first handlers: the
- * program's own prepare handlers (registered later) run before ours and
- * may still lock park's primitives, and its child handlers run after ours,
- * on reset queues. */
+ * Registered from the first constructor (priority 101), so ours is the
+ * first handler: the program's own prepare handlers (and park's others,
+ * lazy.c's) run before ours and may still lock park's primitives, and
+ * their child handlers run after ours, on reset queues and with
+ * park__fork_gen already counting this fork. */
 #include <pthread.h>
 
 #include "wait/fork.h"
 
 bool park__forked;
+uint32_t park__fork_gen;
 
 static void fork_prepare(void)
 {
@@ -29,10 +31,11 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     park__wait_reset_all();
+    park__fork_gen++;
     park__forked = true;
 }
 
-__attribute__((constructor)) static void fork_register(void)
+__attribute__((constructor(101))) static void fork_register(void)
 {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -22,6 +22,12 @@
  * Read plainly: written only while the child has one thread. */
 extern bool park__forked;
 
+/* How many forks this process descends from (0 in one that was not made
+ * by fork(); the child handler adds 1): a primitive that must tell its own
+ * process's work from a parent's stamps it (lazy.c). Read plainly, as
+ * park__forked. */
+extern uint32_t park__fork_gen;
+
 /* The atfork handlers' work (lib/wait/queue.c): take every bucket lock in
  * table order; release them all; in the child, empty every queue (each
  * waiter left behind is marked not queued), unlock every bucket and zero

@@ -574,6 +574,178 @@ TEST(rwlock_forked_while_threads_contend_it)
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
 
+/* ---- lazy and once ------------------------------------------------------------ */
+
+static atomic_int runs, in_run, end_run_now;
+static pid_t parent_pid;
+
+/* An initialiser that, in the parent, stays inside until told to end. */
+static int slow_init(void *arg, void **value)
+{
+    (void)arg;
+    atomic_fetch_add(&runs, 1);
+    if (getpid() == parent_pid) {
+        atomic_store(&in_run, 1);
+        AWAIT(atomic_load(&end_run_now));
+    }
+    *value = (void *)(uintptr_t)getpid();
+    return 0;
+}
+
+static park_lazy_t lazy;
+
+static void *lazy_getter(void *arg)
+{
+    (void)arg;
+    void *v;
+    ASSERT_EQ(park_lazy_get(&lazy, &v), 0);
+    ASSERT_EQ((uintptr_t)v, (uintptr_t)parent_pid);
+    atomic_fetch_add(&got, 1);
+    return NULL;
+}
+
+/* The run (and its queued callers) belong to threads that are not here:
+ * the child's first caller runs the initialiser afresh. */
+static void child_lazy_run_elsewhere(void *arg)
+{
+    (void)arg;
+    int before = atomic_load(&runs);
+    void *v;
+    ASSERT_EQ(park_lazy_get_until(&lazy, park_deadline_in(LATE_NS), &v), 0);
+    ASSERT_EQ((uintptr_t)v, (uintptr_t)getpid());
+    ASSERT_EQ(atomic_load(&runs), before + 1);
+    ASSERT_EQ(park_lazy_get(&lazy, &v), 0); /* ready now: no further run */
+    ASSERT_EQ(atomic_load(&runs), before + 1);
+}
+
+static void *lazy_runner(void *arg)
+{
+    (void)arg;
+    void *v;
+    ASSERT_EQ(park_lazy_get(&lazy, &v), 0);
+    return NULL;
+}
+
+TEST(lazy_run_by_another_thread_with_callers_queued_runs_again_in_the_child)
+{
+    parent_pid = getpid();
+    atomic_store(&runs, 0);
+    atomic_store(&in_run, 0);
+    atomic_store(&end_run_now, 0);
+    atomic_store(&got, 0);
+    park_lazy_init(&lazy, slow_init, NULL);
+    test_threads_t *r = test_threads_start(1, lazy_runner, NULL, 0);
+    AWAIT(atomic_load(&in_run));
+    test_threads_t *t = test_threads_start(WAITERS, lazy_getter, NULL, 0);
+    AWAIT(park__wait_count(&lazy.state_) == WAITERS);
+    in_child(child_lazy_run_elsewhere, NULL);
+    atomic_store(&end_run_now, 1);
+    test_threads_join(r);
+    test_threads_join(t);
+    ASSERT_EQ(atomic_load(&got), WAITERS);
+    ASSERT_EQ(atomic_load(&runs), 1);
+}
+
+static void child_in_own_run(void *arg)
+{
+    (void)arg;
+    /* Still inside the run the forking thread was making: its own run. */
+    void *v;
+    ASSERT_EQ(park_lazy_get_until(&lazy, PARK_FOREVER, &v), EDEADLK);
+}
+
+/* The forking thread forks from inside its own initialiser: the child goes
+ * on with that run, which ends normally (one run, its value). */
+static int forking_init(void *arg, void **value)
+{
+    (void)arg;
+    atomic_fetch_add(&runs, 1);
+    if (getpid() == parent_pid) {
+        in_child(child_in_own_run, NULL);
+        fflush(stderr);
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            alarm(CHILD_LIMIT_S);
+            *value = (void *)(uintptr_t)7;
+            return 0; /* the child's run goes on to end_run */
+        }
+        int status;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+    }
+    *value = (void *)(uintptr_t)8;
+    return 0;
+}
+
+TEST(lazy_run_of_the_forking_thread_ends_normally_in_the_child)
+{
+    parent_pid = getpid();
+    atomic_store(&runs, 0);
+    park_lazy_init(&lazy, forking_init, NULL);
+    void *v;
+    ASSERT_EQ(park_lazy_get(&lazy, &v), 0);
+    if (getpid() != parent_pid) {
+        /* the child, back from the run it inherited */
+        void *again;
+        bool ok = (uintptr_t)v == 7 && park_lazy_get(&lazy, &again) == 0 && again == v &&
+                  atomic_load(&runs) == 1;
+        _exit(ok ? 0 : 1);
+    }
+    ASSERT_EQ((uintptr_t)v, 8);
+    ASSERT_EQ(atomic_load(&runs), 1);
+}
+
+static int once_runs;
+
+static int count_once(void *arg)
+{
+    (void)arg;
+    once_runs++;
+    return 0;
+}
+
+static park_once_t once = PARK_ONCE_INIT;
+
+static int once_blocker(void *arg)
+{
+    (void)arg;
+    atomic_store(&in_run, 1);
+    AWAIT(atomic_load(&end_run_now));
+    return 0;
+}
+
+static void *once_runner(void *arg)
+{
+    (void)arg;
+    ASSERT_EQ(park_once(&once, once_blocker, NULL), 0);
+    return NULL;
+}
+
+static void child_once_run_elsewhere(void *arg)
+{
+    (void)arg;
+    once_runs = 0;
+    ASSERT_EQ(park_once(&once, count_once, NULL), 0);
+    ASSERT_EQ(park_once(&once, count_once, NULL), 0);
+    ASSERT_EQ(once_runs, 1);
+}
+
+TEST(once_run_by_another_thread_runs_again_in_the_child)
+{
+    atomic_store(&in_run, 0);
+    atomic_store(&end_run_now, 0);
+    test_threads_t *r = test_threads_start(1, once_runner, NULL, 0);
+    AWAIT(atomic_load(&in_run));
+    in_child(child_once_run_elsewhere, NULL);
+    atomic_store(&end_run_now, 1);
+    test_threads_join(r);
+    once_runs = 0;
+    ASSERT_EQ(park_once(&once, count_once, NULL), 0);
+    ASSERT_EQ(once_runs, 0);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(mutex_held_by_forking_thread_with_waiters_queued),
     TEST_ENTRY(mutex_held_by_another_thread_with_waiters_queued),
@@ -586,6 +758,9 @@ static const test_case_t tests[] = {
     TEST_ENTRY(rwlock_read_held_by_another_thread_with_waiters_queued),
     TEST_ENTRY(rwlock_write_held_by_another_thread_with_waiters_queued),
     TEST_ENTRY(rwlock_forked_while_threads_contend_it),
+    TEST_ENTRY(lazy_run_by_another_thread_with_callers_queued_runs_again_in_the_child),
+    TEST_ENTRY(lazy_run_of_the_forking_thread_ends_normally_in_the_child),
+    TEST_ENTRY(once_run_by_another_thread_runs_again_in_the_child),
 };
 
 int main(int argc, char **argv)
