@@ -1,15 +1,15 @@
-/* lib/wait/fork.h: what fork() leaves of the wait queues, and the one flag
- * the primitives consult in a child (lib/wait/fork.c, docs/design/fork.md).
+/* lib/wait/fork.h: what fork() leaves of the wait queues, and the flag the
+ * primitives consult in a child (lib/wait/fork.c, docs/design/fork.md).
  *
- * At a fork the buckets are locked (prepare handler), so the child's copy
- * of every queue is consistent. In the child the queues start empty: the
- * threads queued there do not exist, and the asynchronous waiters' pools
- * have no workers. What a primitive's word says about them (waiters-queued
- * bits, counts, "a woken waiter is on its way" marks) is stale until the
+ * In the child the queues start empty: the threads queued there do not
+ * exist, and the asynchronous waiters' pools have no workers. What a
+ * primitive's word says about them (waiters-queued bits, counts, "a woken
+ * waiter is on its way" marks, runs in progress) is stale until the
  * primitive repairs it: while park__forked is set, each primitive treats
  * its "someone is on the way" mark as possibly stale, and re-counts its
- * queue under the bucket lock (rwlock.c). Holds stay: a lock that any
- * thread held at the fork stays held, as in glibc. */
+ * queue under the bucket lock (rwlock.c), or restarts a run of an earlier
+ * generation (lazy.c). Holds stay: a lock that any thread held at the fork
+ * stays held, as in glibc. */
 #ifndef PARK_LIB_WAIT_FORK_H
 #define PARK_LIB_WAIT_FORK_H
 
@@ -28,12 +28,10 @@ extern bool park__forked;
  * park__forked. */
 extern uint32_t park__fork_gen;
 
-/* The atfork handlers' work (lib/wait/queue.c): take every bucket lock in
- * table order; release them all; in the child, empty every queue (each
- * waiter left behind is marked not queued), unlock every bucket and zero
- * the hints. */
-void park__wait_lock_all(void);
-void park__wait_unlock_all(void);
+/* The child handler's work (lib/wait/queue.c): empties every queue
+ * without walking it, unlocks every bucket and zeroes the hints. A waiter
+ * left behind still says `queued`; park__wait_cancel in a child checks
+ * the list instead. */
 void park__wait_reset_all(void);
 
 /* Bucket of key locked (for validate, select and finish callbacks): how

@@ -84,6 +84,16 @@ static bool key_has_waiters(const bucket_t *b, const void *key)
     return false;
 }
 
+/* Bucket locked: w is on b's list. In a forked child a waiter queued
+ * before the fork still says `queued` but is on no list. */
+static bool on_list(const bucket_t *b, const park__waiter_t *w)
+{
+    for (const park__waiter_t *x = b->head; x; x = x->next)
+        if (x == w)
+            return true;
+    return false;
+}
+
 bool park__wait_owed(const park__waiter_t *w, park_time_t now)
 {
     if (w->notify)
@@ -308,7 +318,7 @@ bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void 
 {
     bucket_t *b = bucket_of(key);
     park__lock(&b->lock);
-    bool was_queued = w->queued;
+    bool was_queued = w->queued && (!PARK__UNLIKELY(park__forked) || on_list(b, w));
     if (was_queued) {
         unlink_waiter(b, w);
         PARK__PROBE1(timeout, key);
@@ -341,26 +351,12 @@ size_t park__wait_count(const void *key)
 
 /* ---- fork (lib/wait/fork.c) ------------------------------------------------ */
 
-void park__wait_lock_all(void)
-{
-    for (size_t i = 0; i < BUCKET_COUNT; i++)
-        park__lock(&buckets[i].lock);
-}
-
-void park__wait_unlock_all(void)
-{
-    for (size_t i = BUCKET_COUNT; i-- > 0;)
-        park__unlock(&buckets[i].lock);
-}
-
 void park__wait_reset_all(void)
 {
+    /* The lists are dropped, not walked: a thread that was inside a
+     * bucket at the fork may have left one half-linked. */
     for (size_t i = 0; i < BUCKET_COUNT; i++) {
         bucket_t *b = &buckets[i];
-        /* A waiter left behind is not queued any more: a later cancel of
-         * an asynchronous one (its task outlives the fork) finds it gone. */
-        for (park__waiter_t *w = b->head; w; w = w->next)
-            w->queued = false;
         b->head = b->tail = NULL;
         b->fair_at = 0;
         atomic_init(&b->batch_seq, 0);
