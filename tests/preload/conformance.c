@@ -1241,6 +1241,92 @@ TEST(fork_child_with_waiters_queued_frees_what_the_forking_thread_releases)
     ASSERT_EQ(sem_destroy(&fq_sem), 0);
 }
 
+/* Threads waiting on a condition variable at the fork do not exist in the
+ * child: the child's own waiters on it are woken by its broadcasts, not
+ * lost to the parent's. A difference from glibc, whose broadcast in such a
+ * child waits for the parent's waiters to leave and hangs: checked under
+ * the preload only. */
+static pthread_mutex_t fc_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fc_c = PTHREAD_COND_INITIALIZER;
+static int fc_round;
+static atomic_int fc_waiting, fc_timeouts;
+
+static void *fc_wait_round(void *p)
+{
+    int round = (int)(intptr_t)p;
+    pthread_mutex_lock(&fc_m);
+    atomic_fetch_add(&fc_waiting, 1);
+    while (fc_round < round) {
+        struct timespec limit;
+        clock_gettime(CLOCK_REALTIME, &limit);
+        limit.tv_sec += 10;
+        if (pthread_cond_timedwait(&fc_c, &fc_m, &limit) == ETIMEDOUT) {
+            atomic_fetch_add(&fc_timeouts, 1);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&fc_m);
+    return NULL;
+}
+
+/* Starts n waiters for round `round`, lets them wait, then ends the round
+ * by a broadcast (or n signals). */
+static void fc_run_round(int round, int n, bool broadcast)
+{
+    pthread_t t[4];
+    atomic_store(&fc_waiting, 0);
+    for (int i = 0; i < n; i++)
+        t[i] = spawn(fc_wait_round, (void *)(intptr_t)round);
+    while (atomic_load(&fc_waiting) < n)
+        test_sleep_ns(100 * US);
+    test_sleep_ns(20 * MS); /* let them sleep */
+    pthread_mutex_lock(&fc_m);
+    fc_round = round;
+    if (broadcast)
+        pthread_cond_broadcast(&fc_c);
+    else
+        for (int i = 0; i < n; i++)
+            pthread_cond_signal(&fc_c);
+    pthread_mutex_unlock(&fc_m);
+    for (int i = 0; i < n; i++)
+        join(t[i]);
+}
+
+TEST(fork_child_waiters_on_a_cond_waited_on_at_the_fork_are_woken)
+{
+    if (!getenv("PARK_CONFORMANCE_PRELOAD")) {
+        fprintf(stderr, "  (glibc: not checked, its broadcast hangs in such a child)\n");
+        return;
+    }
+    pthread_t parents[3];
+    atomic_store(&fc_waiting, 0);
+    for (int i = 0; i < 3; i++)
+        parents[i] = spawn(fc_wait_round, (void *)(intptr_t)1);
+    while (atomic_load(&fc_waiting) < 3)
+        test_sleep_ns(100 * US);
+    test_sleep_ns(20 * MS);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60); /* a hang fails */
+        atomic_store(&fc_timeouts, 0);
+        fc_run_round(1, 2, true);
+        fc_run_round(2, 2, true);
+        _exit(atomic_load(&fc_timeouts) == 0 ? 0 : 1);
+    }
+    ASSERT_GT(pid, 0);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    pthread_mutex_lock(&fc_m);
+    fc_round = 1;
+    pthread_cond_broadcast(&fc_c);
+    pthread_mutex_unlock(&fc_m);
+    for (int i = 0; i < 3; i++)
+        join(parents[i]);
+    ASSERT_EQ(atomic_load(&fc_timeouts), 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
 /* ---- symbol versions -------------------------------------------------------- */
 
 static const struct {
@@ -1405,6 +1491,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(objects_set_up_in_a_constructor_work),
     TEST_ENTRY(fork_child_finds_held_locks_held_and_free_ones_usable),
     TEST_ENTRY(fork_child_with_waiters_queued_frees_what_the_forking_thread_releases),
+    TEST_ENTRY(fork_child_waiters_on_a_cond_waited_on_at_the_fork_are_woken),
     TEST_ENTRY(every_symbol_version_binds_and_under_the_preload_reaches_it),
     TEST_ENTRY(compat_bindings_behave_as_the_default_ones),
     TEST_ENTRY(pre_2_3_2_cond_abi_waits_signals_and_times_out),
