@@ -1243,9 +1243,9 @@ TEST(fork_child_with_waiters_queued_frees_what_the_forking_thread_releases)
 
 /* Threads waiting on a condition variable at the fork do not exist in the
  * child: the child's own waiters on it are woken by its broadcasts, not
- * lost to the parent's. A difference from glibc, whose broadcast in such a
- * child waits for the parent's waiters to leave and hangs: checked under
- * the preload only. */
+ * lost to the parent's. A difference from glibc, under which such a child
+ * hangs (its broadcast and waits never return): checked under the preload
+ * only. */
 static pthread_mutex_t fc_m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t fc_c = PTHREAD_COND_INITIALIZER;
 static int fc_round;
@@ -1295,7 +1295,7 @@ static void fc_run_round(int round, int n, bool broadcast)
 TEST(fork_child_waiters_on_a_cond_waited_on_at_the_fork_are_woken)
 {
     if (!getenv("PARK_CONFORMANCE_PRELOAD")) {
-        fprintf(stderr, "  (glibc: not checked, its broadcast hangs in such a child)\n");
+        fprintf(stderr, "  (glibc: not checked, such a child hangs there)\n");
         return;
     }
     pthread_t parents[3];
