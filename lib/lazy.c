@@ -3,8 +3,10 @@
  * docs/design/lazy.md.
  *
  * State word (park_lazy_t.state_, park_once_t.state_), bits named in
- * park/lazy.h; bits 3-31 are 0. An asynchronous factory uses the same
- * states, its task taking the place of the initialiser.
+ * park/lazy.h; bits 3-31 are 0, except in a child of fork(), where a run's
+ * word carries the fork generation it started in (see "fork" below). An
+ * asynchronous factory uses the same states, its task taking the place of
+ * the initialiser.
  *
  *   READY    a run succeeded and its result is published; final
  *   RUNNING  an initialiser runs (or a factory's task is pending)
@@ -36,12 +38,14 @@
  * right after a failure is never mistaken for the failed one. The runner's
  * last access to the object is the store that ends the run (rule 9). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <park/lazy.h>
 
 #include "async.h"
+#include "wait/fork.h"
 #include "wait/spin.h"
 #include "wait/wait.h"
 
@@ -49,6 +53,31 @@
 #define RUNNING PARK__LAZY_RUNNING
 #define WAITERS PARK__LAZY_WAITERS
 #define IDLE 0u
+
+/* ---- fork (docs/design/fork.md) -----------------------------------------
+ *
+ * In a child of fork() a run may belong to a thread (or a pool's task)
+ * that is not there, and its callers would wait for it forever. So in a
+ * child a run's word carries, above the state bits, the fork generation
+ * (park__fork_gen) it started in; a blocking caller that finds a run of an
+ * earlier generation starts it afresh (R|x -> R'|x, keeping W for callers
+ * queued since), as glibc's pthread_once does. The forking thread's own
+ * runs go on in the child: its child handler re-stamps them. In a process
+ * that never forked the stamp is 0 and the words are those above. */
+#define STAMP_SHIFT 3
+
+/* The word of a run started now: R, stamped in a child. */
+static uint32_t running(void)
+{
+    return PARK__UNLIKELY(park__forked) ? RUNNING | park__fork_gen << STAMP_SHIFT : RUNNING;
+}
+
+/* s is a run of a thread that the fork left behind. */
+static bool stale_run(uint32_t s)
+{
+    return PARK__UNLIKELY(park__forked) && (s & RUNNING) &&
+           s >> STAMP_SHIFT != running() >> STAMP_SHIFT;
+}
 
 /* ---- re-entrancy ------------------------------------------------------- */
 
@@ -68,6 +97,24 @@ static bool running_here(const uint32_t *state)
         if (f->state == state)
             return true;
     return false;
+}
+
+/* In the child, on the forking thread (after lib/wait's handler, which
+ * counted this fork): its runs go on here, so they take the new stamp. */
+static void lazy_fork_child(void)
+{
+    for (const struct run_frame *f = runs_on_this_thread; f; f = f->outer) {
+        uint32_t *state = (uint32_t *)f->state;
+        /* relaxed: the child has one thread. */
+        __atomic_store_n(
+            state, (__atomic_load_n(state, __ATOMIC_RELAXED) & (RUNNING | WAITERS)) | running(),
+            __ATOMIC_RELAXED);
+    }
+}
+
+__attribute__((constructor)) static void lazy_fork_register(void)
+{
+    pthread_atfork(NULL, NULL, lazy_fork_child);
 }
 
 /* ---- ending a run ------------------------------------------------------ */
@@ -110,7 +157,7 @@ static void store_end(void *ctx, bool more)
 static void end_run(uint32_t *state, int err)
 {
     uint32_t to = err == 0 ? READY : IDLE;
-    uint32_t s = RUNNING;
+    uint32_t s = running();
     /* R -> D (succeed) or R -> 0 (fail); release: pairs with the acquire
      * load of READY in every get, or with the acquire CAS of the next
      * start. Fails only when W is set. */
@@ -180,7 +227,8 @@ static bool wait_for_run(uint32_t *state, uint32_t s, park_time_t deadline, int 
     }
     /* 64 pauses only catch a run about to end: an initialiser usually
      * takes longer than a lock is held, so its callers soon queue. */
-    for (park__spin_t spin = park__spin_init(64, 0); s == RUNNING && park__spin(&spin);)
+    for (park__spin_t spin = park__spin_init(64, 0);
+         (s & (RUNNING | WAITERS)) == RUNNING && park__spin(&spin);)
         /* relaxed: only a hint; the caller re-reads with acquire. */
         s = __atomic_load_n(state, __ATOMIC_RELAXED);
     if (!(s & RUNNING))
@@ -219,8 +267,15 @@ static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx),
         if (s == IDLE) {
             /* start: 0 -> R; acquire: pairs with the release of the
              * previous run's rollback, so that runs never overlap. */
-            if (__atomic_compare_exchange_n(state, &s, RUNNING, false, __ATOMIC_ACQUIRE,
+            if (__atomic_compare_exchange_n(state, &s, running(), false, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED))
+                return run(state, call, ctx);
+            continue;
+        }
+        if (stale_run(s)) {
+            /* restart (a forked child): R|x -> R'|x; acquire: as start. */
+            if (__atomic_compare_exchange_n(state, &s, (s & WAITERS) | running(), false,
+                                            __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
                 return run(state, call, ctx);
             continue;
         }
@@ -345,7 +400,7 @@ static bool start_run(park_lazy_t *l, park_task_t *t)
 {
     uint32_t s = IDLE;
     /* start: 0 -> R; acquire: as in obtain. */
-    if (!__atomic_compare_exchange_n(&l->state_, &s, RUNNING, false, __ATOMIC_ACQUIRE,
+    if (!__atomic_compare_exchange_n(&l->state_, &s, running(), false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
         return false;
     /* R -> R|W: validate cannot refuse, only this thread ends the run. */
@@ -423,7 +478,7 @@ park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
             t = NULL;
             struct lazy_run r = {.l = l};
             /* start: 0 -> R; acquire: as in obtain. */
-            if (!__atomic_compare_exchange_n(&l->state_, &s, RUNNING, false, __ATOMIC_ACQUIRE,
+            if (!__atomic_compare_exchange_n(&l->state_, &s, running(), false, __ATOMIC_ACQUIRE,
                                              __ATOMIC_RELAXED))
                 continue;
             /* A synchronous initialiser runs on the first caller's thread,

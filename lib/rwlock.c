@@ -46,6 +46,7 @@
 #include <park/rwlock.h>
 
 #include "async.h"
+#include "wait/fork.h"
 #include "wait/spin.h"
 #include "wait/wait.h"
 
@@ -158,12 +159,19 @@ void park_rwlock_init(park_rwlock_t *rw)
     __atomic_store_n(&rw->debug_, 0, __ATOMIC_RELAXED);
 }
 
+static void forked_settle(park_rwlock_t *rw);
+
 int park_rwlock_destroy(park_rwlock_t *rw)
 {
     /* acquire: pairs with the releasing CAS of the last unlock, so that
      * freeing the memory is ordered after every use. Queue bits are set
      * whenever anyone is queued, so 0 also means nobody waits. */
-    return __atomic_load_n(&rw->state_, __ATOMIC_ACQUIRE) == 0 ? 0 : EBUSY;
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_ACQUIRE);
+    if (s != 0 && PARK__UNLIKELY(park__forked)) {
+        forked_settle(rw); /* queue bits of waiters left behind at a fork go */
+        s = __atomic_load_n(&rw->state_, __ATOMIC_ACQUIRE);
+    }
+    return s == 0 ? 0 : EBUSY;
 }
 
 /* ---- the release: policy and hand-over ----------------------------------- */
@@ -220,6 +228,30 @@ static void count_writer_grant(park_rwlock_t *rw)
     rw->wstreak_ = rw->rqueued_ ? rw->wstreak_ + 1 : 0;
 }
 
+/* Bucket locked, in a forked child (lib/wait/fork.h): the counts and the
+ * queue bits may still count waiters left behind at the fork, and D may
+ * belong to a reader that was handing over and is not there. In a child
+ * no writer is ever left in flight (release_select hands it the lock), so
+ * the queue is the whole truth: recount it and make WW, RQ and D agree.
+ * D without readers stays only while the child's writers are queued (a
+ * child reader on its way to hand over to them); the first recount in a
+ * child comes before any of its writers is counted, so it drops the
+ * parent's. Holds (W, n) stay. */
+static void forked_recount(park_rwlock_t *rw)
+{
+    rw->wqueued_ = (uint32_t)park__wait_count_want(rw, WANT_WRITE);
+    rw->rqueued_ = (uint32_t)park__wait_count_want(rw, WANT_READ);
+    if (rw->rqueued_ == 0)
+        rw->wstreak_ = 0;
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
+    do {
+        next = (s & (W | READERS)) | (rw->wqueued_ ? WW : 0) | (rw->rqueued_ ? RQ : 0);
+        next |= drain_bit(next, (s & DRAIN) && rw->wqueued_);
+        /* relaxed: as the queue bits in read_validate; holds are kept. */
+    } while (s != next && !__atomic_compare_exchange_n(&rw->state_, &s, next, true,
+                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
 /* Bucket locked: decides who gets the lock. With the releaser's hold gone:
  * a writer holds it, or the last reader is on its way (D): nobody; it
  * falls free: the oldest queued writer, unless PARK_RWLOCK_WRITER_STREAK
@@ -229,6 +261,8 @@ static void count_writer_grant(park_rwlock_t *rw)
 static void make_plan(struct release *r)
 {
     park_rwlock_t *rw = r->rw;
+    if (PARK__UNLIKELY(park__forked))
+        forked_recount(rw);
     /* relaxed: the decision needs no ordering; the hand-over CAS in
      * release_finish orders the grants. */
     uint32_t left = without_releaser(r->op, __atomic_load_n(&rw->state_, __ATOMIC_RELAXED));
@@ -261,7 +295,8 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
          * grant) is handed the lock: it runs at once. An asynchronous
          * writer cannot retry: it is always handed the lock (it never
          * sleeps, so it counts as awake). */
-        r->handoff = !park__waiter_asleep(w) || park__wait_owed(w, park_now());
+        r->handoff = !park__waiter_asleep(w) || park__wait_owed(w, park_now()) ||
+                     PARK__UNLIKELY(park__forked); /* none in flight: forked_recount */
         w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     case GRANT_READERS:
@@ -314,6 +349,14 @@ static void release_slow(park_rwlock_t *rw, enum release_op op)
     park__unpark(rw, release_select, release_finish, &r);
 }
 
+/* A forked child's destroy: settles the word as a release that gives up
+ * nothing (make_plan recounts), so that queue bits of waiters left behind
+ * at the fork do not make the lock look busy. */
+static void forked_settle(park_rwlock_t *rw)
+{
+    release_slow(rw, ADMIT);
+}
+
 /* ---- readers --------------------------------------------------------------- */
 
 struct wait_ctx {
@@ -344,6 +387,8 @@ static bool read_validate(void *ctx)
 {
     struct wait_ctx *c = ctx;
     park_rwlock_t *rw = c->rw;
+    if (PARK__UNLIKELY(park__forked))
+        forked_recount(rw);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (try_read(rw, &s)) {
@@ -497,6 +542,8 @@ static bool write_validate(void *ctx)
         rw->wqueued_--;
         c->in_flight = false;
     }
+    if (PARK__UNLIKELY(park__forked))
+        forked_recount(rw);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(s & (W | READERS | DRAIN))) {

@@ -29,9 +29,17 @@
  * points: the futex sleep runs with asynchronous cancellation, and a
  * cancelled waiter leaves the queue (or passes on the signal it was picked
  * for), re-acquires the mutex and wakes its successor before the caller's
- * cleanup handlers run. */
+ * cleanup handlers run.
+ *
+ * fork(): a waiter queued before a fork belongs to a thread the child does
+ * not have, and its frame may be reused there by a new thread's stack, so
+ * a child must neither wake it nor walk to it. The queue remembers the
+ * fork generation of its waiters (gen, lib/wait/fork.h); in a child, the
+ * first call that takes the cond's lock and finds an older generation
+ * drops the whole queue unwalked (pp_cond_lock). */
 #include "futex.h"
 #include "preload.h"
+#include "wait/fork.h"
 
 #include <errno.h>
 #ifdef __SANITIZE_ADDRESS__
@@ -117,6 +125,18 @@ static pp_cond_t *pp_cond_for_wait(pthread_cond_t *c, pthread_mutex_t *m)
 
 /* ---- the queue (under c->lock) ----------------------------------------- */
 
+/* Takes the cond's lock; in a forked child, first drops waiters queued
+ * before the fork (see the top of this file). */
+static void pp_cond_lock(pp_cond_t *c)
+{
+    pp_lock(&c->lock);
+    if (PARK__UNLIKELY(park__forked) && c->gen != park__fork_gen) {
+        __atomic_store_n(&c->head, NULL, __ATOMIC_RELAXED); /* read unlocked by signal */
+        c->tail = NULL;
+        c->gen = park__fork_gen;
+    }
+}
+
 static void pp_enqueue(pp_cond_t *c, struct pp_cond_waiter *w)
 {
     w->next = NULL;
@@ -157,7 +177,7 @@ static void pp_signal(pp_cond_t *c)
      * seen through the mutex's ordering; one enqueued later need not be. */
     if (!__atomic_load_n(&c->head, __ATOMIC_RELAXED))
         return;
-    pp_lock(&c->lock);
+    pp_cond_lock(c);
     struct pp_cond_waiter *w = c->head;
     if (w) {
         pp_remove(c, w);
@@ -174,7 +194,7 @@ static void pp_broadcast(pp_cond_t *c)
 {
     if (!__atomic_load_n(&c->head, __ATOMIC_RELAXED)) /* relaxed: as pp_signal */
         return;
-    pp_lock(&c->lock);
+    pp_cond_lock(c);
     struct pp_cond_waiter *first = c->head;
     __atomic_store_n(&c->head, NULL, __ATOMIC_RELAXED);
     c->tail = NULL;
@@ -239,7 +259,7 @@ static void pp_wait_cancelled(void *arg)
      * ASan does for longjmp. */
     __asan_handle_no_return();
 #endif
-    pp_lock(&x->c->lock);
+    pp_cond_lock(x->c);
     bool picked = __atomic_load_n(&x->w.state, __ATOMIC_RELAXED) != PP_QUEUED;
     if (!picked) {
         pp_remove(x->c, &x->w);
@@ -265,7 +285,7 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     struct pp_wait x = {.c = c, .m = m, .w = {.state = PP_QUEUED}};
-    pp_lock(&c->lock);
+    pp_cond_lock(c);
     pp_enqueue(c, &x.w);
     park_mutex_unlock(&c->lock);
     x.saved = pp_mutex_cond_release(m);
@@ -277,7 +297,7 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         if (pp_sleep_cancellable(&x.w.state, s, clock, s == PP_QUEUED ? abstime : NULL,
                                  cancel_state) != ETIMEDOUT)
             continue;
-        pp_lock(&c->lock);
+        pp_cond_lock(c);
         if (__atomic_load_n(&x.w.state, __ATOMIC_RELAXED) == PP_QUEUED) {
             pp_remove(c, &x.w);
             x.w.next = NULL;
@@ -316,7 +336,7 @@ int pp_cond_destroy(pthread_cond_t *c)
     if (!pp_is_managed(w))
         return PP_REAL(pp_cond_fn, pthread_cond_destroy)(c);
     pp_cond_t *p = pp_of(c);
-    pp_lock(&p->lock);
+    pp_cond_lock(p);
     bool busy = p->head != NULL;
     park_mutex_unlock(&p->lock);
     if (busy)

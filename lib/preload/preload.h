@@ -66,7 +66,7 @@ typedef struct pp_mutex {
 struct pp_cond_waiter;
 typedef struct pp_cond {
     park_mutex_t lock;           /* 0: guards the queue; zero in a pristine cond */
-    uint32_t pad0;               /* 4 */
+    uint32_t gen;                /* 4: fork generation of the queue's waiters */
     struct pp_cond_waiter *head; /* 8: oldest waiter */
     struct pp_cond_waiter *tail; /* 16: newest waiter */
     uint32_t pad1[3];            /* 24 */

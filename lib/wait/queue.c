@@ -5,9 +5,11 @@
  * outlive every primitive and a releaser may touch its bucket after its
  * object is gone. */
 #include <errno.h>
+#include <string.h>
 
 #include "os/os.h"
 #include "os/probe.h"
+#include "wait/fork.h"
 #include "wait/lock.h"
 #include "wait/spin.h"
 #include "wait/wait.h"
@@ -78,6 +80,16 @@ static bool key_has_waiters(const bucket_t *b, const void *key)
 {
     for (const park__waiter_t *w = b->head; w; w = w->next)
         if (w->key == key)
+            return true;
+    return false;
+}
+
+/* Bucket locked: w is on b's list. In a forked child a waiter queued
+ * before the fork still says `queued` but is on no list. */
+static bool on_list(const bucket_t *b, const park__waiter_t *w)
+{
+    for (const park__waiter_t *x = b->head; x; x = x->next)
+        if (x == w)
             return true;
     return false;
 }
@@ -306,7 +318,7 @@ bool park__wait_cancel(const void *key, park__waiter_t *w, void (*removed)(void 
 {
     bucket_t *b = bucket_of(key);
     park__lock(&b->lock);
-    bool was_queued = w->queued;
+    bool was_queued = w->queued && (!PARK__UNLIKELY(park__forked) || on_list(b, w));
     if (was_queued) {
         unlink_waiter(b, w);
         PARK__PROBE1(timeout, key);
@@ -334,5 +346,30 @@ size_t park__wait_count(const void *key)
     for (const park__waiter_t *w = b->head; w; w = w->next)
         n += w->key == key;
     park__unlock(&b->lock);
+    return n;
+}
+
+/* ---- fork (lib/wait/fork.c) ------------------------------------------------ */
+
+void park__wait_reset_all(void)
+{
+    /* The lists are dropped, not walked: a thread that was inside a
+     * bucket at the fork may have left one half-linked. */
+    for (size_t i = 0; i < BUCKET_COUNT; i++) {
+        bucket_t *b = &buckets[i];
+        b->head = b->tail = NULL;
+        b->fair_at = 0;
+        atomic_init(&b->batch_seq, 0);
+        atomic_init(&b->lock.word, PARK__LOCK_UNLOCKED);
+    }
+    memset(park__wait_hints, 0, sizeof park__wait_hints);
+}
+
+size_t park__wait_count_want(const void *key, uintptr_t want)
+{
+    bucket_t *b = bucket_of(key);
+    size_t n = 0;
+    for (const park__waiter_t *w = b->head; w; w = w->next)
+        n += w->key == key && w->want == want;
     return n;
 }

@@ -163,6 +163,11 @@ run_case mutex-pass-no-check    mutex.pml lost-wakeup "-DTIMED -DPASS_NO_CHECK"
 run_case mutex-cas-unlock-no-hint mutex.pml lost-wakeup "-DCAS_UNLOCK_NO_HINT"
 run_case mutex-no-woken-mark    mutex.pml pass        "-DTIMED -DNO_WOKEN_MARK -DLOOSE_W"
 run_case mutex-barger-clears-w  mutex.pml pass        "-DTIMED -DBARGER_CLEARS_W -DLOOSE_W"
+# In a child of fork(), a W left by a thread the fork left behind is owned
+# by nobody; there W holds back no wake-up (lib/mutex.c, forked_woken), so
+# a W nobody owns is harmless, and several woken waiters may be in flight.
+run_case mutex-forked           mutex.pml pass        "-DTIMED -DFORKED -DLOOSE_W"
+run_case mutex-forked-no-repair mutex.pml lost-wakeup "-DTIMED -DFORKED_NO_REPAIR -DLOOSE_W"
 
 # Asynchronous acquisitions (lib/async.c, lib/task/task.c): a grant racing a
 # cancel, a deadline and the drops of the task's references conserves the
@@ -202,6 +207,10 @@ run_case sem-2-permits          sem.pml     pass        "-DPERMITS=2 -DTHREADS=4
 run_case sem-no-pass            sem.pml     lost-wakeup "-DTIMEOUTS -DNO_PASS"
 run_case sem-keep-k             sem.pml     lost-wakeup "-DKEEP_K"
 run_case sem-no-again           sem.pml     lost-wakeup "-DTIMEOUTS -DNO_AGAIN"
+# In a child of fork(), as for the mutex: K holds back no release or wake
+# (lib/sem.c, woken_on_its_way), so a K owned by nobody is harmless.
+run_case sem-forked             sem.pml     pass        "-DTIMEOUTS -DFORKED"
+run_case sem-forked-no-repair   sem.pml     lost-wakeup "-DTIMEOUTS -DFORKED_NO_REPAIR"
 
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26

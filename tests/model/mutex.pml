@@ -112,6 +112,13 @@
  *                  more waiters. Not broken: W only saves wake-ups (with
  *                  LOOSE_W; see check.sh)
  *   BARGER_CLEARS_W  any take clears W. Not broken either (with LOOSE_W)
+ *   FORKED         lib/mutex.c in a child of fork(): W never holds back
+ *                  the unlock that finds P (a W left by a thread the fork
+ *                  left behind would otherwise never clear), so several
+ *                  woken waiters may be in flight; the word starts with
+ *                  such a W, owned by nobody. Not broken (with LOOSE_W)
+ *   FORKED_NO_REPAIR  broken: the word starts with a W owned by nobody and
+ *                  unlocks still trust it (lost wake-up; with LOOSE_W)
  *   LOOSE_W        drop the W checks (the woken waiter finds W set; no W
  *                  at the end) to look for their consequences instead
  *   NO_SLOW_BIT    a take adds L only, not S; covered is still read from
@@ -215,7 +222,11 @@
 #define QUEUE 4
 #define SLEEP 5
 
+#if defined(FORKED) || defined(FORKED_NO_REPAIR)
+byte state = W;    /* the mutex word in memory: a W the fork left behind */
+#else
 byte state;        /* the mutex word in memory */
+#endif
 bit sb[NPROC];     /* store buffer: 1 = "state = 0" not yet in memory */
 byte nsb;          /* how many sb[] are 1 */
 byte hint;         /* *park__hint_of(m) */
@@ -314,7 +325,11 @@ inline unlock_slow(me)
         drain(me);
         assert(state & L);
         if
+#ifdef FORKED
+        :: (state & P) -> s = 1 /* to the bucket, W or not */
+#else
         :: (state & P) && !(state & W) -> s = 1 /* to the bucket */
+#endif
         :: else ->
             /* L|S|x -> x, a credit spent if nobody is queued */
             s = state & ~(L | S);
@@ -345,7 +360,11 @@ inline unlock_slow(me)
             bucket == 0 -> drain(me); bucket = 1;
             /* Only bucket-lock holders change the word now (P may have
              * gone with the last waiter's timeout; W cannot appear). */
+#ifdef FORKED
+            assert(state & L);
+#else
             assert((state & L) && !(state & W));
+#endif
             if
             :: qlen > 0 ->
                 w = q[0];

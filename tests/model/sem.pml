@@ -25,7 +25,25 @@
  *   KEEP_K      a woken waiter that lost to a barger re-queues without
  *               dropping K: releases think someone is on the way
  *   NO_AGAIN    a wake does not run again when K was dropped (or permits
- *               came) outside the lock between its select and its CAS */
+ *               came) outside the lock between its select and its CAS
+ *   FORKED_NO_REPAIR  K starts set, owned by nobody (a child of fork()
+ *               whose woken waiter the fork left behind), and releases
+ *               still trust it
+ * Not broken, and checked as such:
+ *   FORKED      lib/sem.c in a child of fork(): K starts set, owned by
+ *               nobody, and never holds back a release or a wake, so
+ *               several woken waiters may be in flight */
+
+#ifdef FORKED
+#define FORKED_K 1
+#else
+#define FORKED_K 0
+#endif
+#if defined(FORKED) || defined(FORKED_NO_REPAIR)
+#define STALE_K 1
+#else
+#define STALE_K 0
+#endif
 
 #ifndef THREADS
 #define THREADS 3
@@ -43,7 +61,7 @@
 
 byte count = PERMITS;
 bool W = 0;
-bool K = 0;
+bool K = STALE_K; /* FORKED: a K the fork left behind, owned by nobody */
 byte holders = 0;
 byte handed = 0;       /* permits handed to waiters not yet awake */
 byte inflight = 0;     /* permits a locked release has yet to place */
@@ -104,7 +122,7 @@ inline wake_select()
             dequeue_head()
         :: true -> /* the head is young */
             if
-            :: !K || ret ->
+            :: !K || ret || FORKED_K ->
                 pend[q[0]] = RETRY;
                 dequeue_head();
                 woke = 1
@@ -243,7 +261,7 @@ proctype Thread(byte me)
             conserve();
             holders--;
             if
-            :: !W || K -> count++; conserve(); got = 0 /* no lock, no wake */
+            :: !W || (K && !FORKED_K) -> count++; conserve(); got = 0 /* no lock, no wake */
             :: else -> got = 1; inflight++
             fi
         };

@@ -1109,6 +1109,224 @@ TEST(fork_child_finds_held_locks_held_and_free_ones_usable)
     ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
+/* Threads queued at the fork do not exist in the child: a mutex or a
+ * semaphore they waited for is free there once the forking thread releases
+ * it, a mutex another thread held stays held, and the child's own threads
+ * can contend on what is free. (An rwlock released in the child may be
+ * handed to the readers queued at the fork under glibc, so it stays held
+ * there; the preload lets it fall free. Only the release is checked.) */
+static pthread_mutex_t fq_mine = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fq_theirs = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t fq_rw = PTHREAD_RWLOCK_INITIALIZER;
+static sem_t fq_sem;
+static atomic_int fq_holding, fq_release, fq_got;
+static long fq_counter, fq_sem_counter;
+
+static void *fq_hold_theirs(void *p)
+{
+    (void)p;
+    pthread_mutex_lock(&fq_theirs);
+    atomic_store(&fq_holding, 1);
+    while (!atomic_load(&fq_release))
+        test_sleep_ns(100 * US);
+    pthread_mutex_unlock(&fq_theirs);
+    return NULL;
+}
+
+static void *fq_wait(void *p)
+{
+    switch ((int)(intptr_t)p) {
+    case 0:
+        pthread_mutex_lock(&fq_mine);
+        pthread_mutex_unlock(&fq_mine);
+        break;
+    case 1:
+        pthread_mutex_lock(&fq_theirs);
+        pthread_mutex_unlock(&fq_theirs);
+        break;
+    case 2:
+        pthread_rwlock_wrlock(&fq_rw);
+        pthread_rwlock_unlock(&fq_rw);
+        break;
+    case 3:
+        pthread_rwlock_rdlock(&fq_rw);
+        pthread_rwlock_unlock(&fq_rw);
+        break;
+    default:
+        sem_wait(&fq_sem);
+        break;
+    }
+    atomic_fetch_add(&fq_got, 1);
+    return NULL;
+}
+
+static void *fq_contend(void *p)
+{
+    (void)p;
+    for (int i = 0; i < 2000; i++) {
+        pthread_mutex_lock(&fq_mine);
+        fq_counter++;
+        pthread_mutex_unlock(&fq_mine);
+        sem_wait(&fq_sem);
+        fq_sem_counter++;
+        sem_post(&fq_sem);
+    }
+    return NULL;
+}
+
+static int fq_child(void)
+{
+    struct timespec soon;
+    clock_gettime(CLOCK_REALTIME, &soon);
+    soon.tv_nsec += 20 * MS;
+    if (soon.tv_nsec >= 1000000000) {
+        soon.tv_sec++;
+        soon.tv_nsec -= 1000000000;
+    }
+    int v = -1;
+    bool ok =
+        pthread_mutex_trylock(&fq_mine) == EBUSY && pthread_mutex_trylock(&fq_theirs) == EBUSY &&
+        pthread_mutex_timedlock(&fq_theirs, &soon) == ETIMEDOUT &&
+        pthread_rwlock_tryrdlock(&fq_rw) == EBUSY && sem_trywait(&fq_sem) == -1 && errno == EAGAIN;
+    /* Released by the forking thread: free, though waiters were queued. */
+    ok = ok && pthread_mutex_unlock(&fq_mine) == 0 && pthread_rwlock_unlock(&fq_rw) == 0 &&
+         sem_post(&fq_sem) == 0;
+    ok = ok && pthread_mutex_trylock(&fq_mine) == 0 && pthread_mutex_unlock(&fq_mine) == 0 &&
+         sem_getvalue(&fq_sem, &v) == 0 && v == 1;
+    if (!ok)
+        return 1;
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = spawn(fq_contend, NULL);
+    for (int i = 0; i < 3; i++)
+        join(t[i]);
+    ok = fq_counter == 3 * 2000 && fq_sem_counter == 3 * 2000 && sem_getvalue(&fq_sem, &v) == 0 &&
+         v == 1 && pthread_mutex_trylock(&fq_theirs) == EBUSY &&
+         pthread_mutex_destroy(&fq_mine) == 0 && sem_destroy(&fq_sem) == 0;
+    return ok ? 0 : 2;
+}
+
+TEST(fork_child_with_waiters_queued_frees_what_the_forking_thread_releases)
+{
+    ASSERT_EQ(sem_init(&fq_sem, 0, 0), 0);
+    pthread_t holder = spawn(fq_hold_theirs, NULL);
+    while (!atomic_load(&fq_holding))
+        test_sleep_ns(100 * US);
+    pthread_mutex_lock(&fq_mine);
+    pthread_rwlock_wrlock(&fq_rw);
+    enum { KINDS = 5, PER_KIND = 2 };
+    pthread_t waiters[KINDS * PER_KIND];
+    for (int i = 0; i < KINDS * PER_KIND; i++)
+        waiters[i] = spawn(fq_wait, (void *)(intptr_t)(i % KINDS));
+    test_sleep_ns(50 * MS); /* let them queue */
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(30); /* a hang fails */
+        _exit(fq_child());
+    }
+    ASSERT_GT(pid, 0);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    pthread_mutex_unlock(&fq_mine);
+    pthread_rwlock_unlock(&fq_rw);
+    for (int i = 0; i < PER_KIND; i++)
+        ASSERT_EQ(sem_post(&fq_sem), 0);
+    atomic_store(&fq_release, 1);
+    join(holder);
+    for (int i = 0; i < KINDS * PER_KIND; i++)
+        join(waiters[i]);
+    ASSERT_EQ(atomic_load(&fq_got), KINDS * PER_KIND);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(sem_destroy(&fq_sem), 0);
+}
+
+/* Threads waiting on a condition variable at the fork do not exist in the
+ * child: the child's own waiters on it are woken by its broadcasts, not
+ * lost to the parent's. A difference from glibc, under which such a child
+ * hangs (its broadcast and waits never return): checked under the preload
+ * only. */
+static pthread_mutex_t fc_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fc_c = PTHREAD_COND_INITIALIZER;
+static int fc_round;
+static atomic_int fc_waiting, fc_timeouts;
+
+static void *fc_wait_round(void *p)
+{
+    int round = (int)(intptr_t)p;
+    pthread_mutex_lock(&fc_m);
+    atomic_fetch_add(&fc_waiting, 1);
+    while (fc_round < round) {
+        struct timespec limit;
+        clock_gettime(CLOCK_REALTIME, &limit);
+        limit.tv_sec += 10;
+        if (pthread_cond_timedwait(&fc_c, &fc_m, &limit) == ETIMEDOUT) {
+            atomic_fetch_add(&fc_timeouts, 1);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&fc_m);
+    return NULL;
+}
+
+/* Starts n waiters for round `round`, lets them wait, then ends the round
+ * by a broadcast (or n signals). */
+static void fc_run_round(int round, int n, bool broadcast)
+{
+    pthread_t t[4];
+    atomic_store(&fc_waiting, 0);
+    for (int i = 0; i < n; i++)
+        t[i] = spawn(fc_wait_round, (void *)(intptr_t)round);
+    while (atomic_load(&fc_waiting) < n)
+        test_sleep_ns(100 * US);
+    test_sleep_ns(20 * MS); /* let them sleep */
+    pthread_mutex_lock(&fc_m);
+    fc_round = round;
+    if (broadcast)
+        pthread_cond_broadcast(&fc_c);
+    else
+        for (int i = 0; i < n; i++)
+            pthread_cond_signal(&fc_c);
+    pthread_mutex_unlock(&fc_m);
+    for (int i = 0; i < n; i++)
+        join(t[i]);
+}
+
+TEST(fork_child_waiters_on_a_cond_waited_on_at_the_fork_are_woken)
+{
+    if (!getenv("PARK_CONFORMANCE_PRELOAD")) {
+        fprintf(stderr, "  (glibc: not checked, such a child hangs there)\n");
+        return;
+    }
+    pthread_t parents[3];
+    atomic_store(&fc_waiting, 0);
+    for (int i = 0; i < 3; i++)
+        parents[i] = spawn(fc_wait_round, (void *)(intptr_t)1);
+    while (atomic_load(&fc_waiting) < 3)
+        test_sleep_ns(100 * US);
+    test_sleep_ns(20 * MS);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60); /* a hang fails */
+        atomic_store(&fc_timeouts, 0);
+        fc_run_round(1, 2, true);
+        fc_run_round(2, 2, true);
+        _exit(atomic_load(&fc_timeouts) == 0 ? 0 : 1);
+    }
+    ASSERT_GT(pid, 0);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    pthread_mutex_lock(&fc_m);
+    fc_round = 1;
+    pthread_cond_broadcast(&fc_c);
+    pthread_mutex_unlock(&fc_m);
+    for (int i = 0; i < 3; i++)
+        join(parents[i]);
+    ASSERT_EQ(atomic_load(&fc_timeouts), 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
 /* ---- symbol versions -------------------------------------------------------- */
 
 static const struct {
@@ -1272,6 +1490,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_process_shared_and_named_pass_through),
     TEST_ENTRY(objects_set_up_in_a_constructor_work),
     TEST_ENTRY(fork_child_finds_held_locks_held_and_free_ones_usable),
+    TEST_ENTRY(fork_child_with_waiters_queued_frees_what_the_forking_thread_releases),
+    TEST_ENTRY(fork_child_waiters_on_a_cond_waited_on_at_the_fork_are_woken),
     TEST_ENTRY(every_symbol_version_binds_and_under_the_preload_reaches_it),
     TEST_ENTRY(compat_bindings_behave_as_the_default_ones),
     TEST_ENTRY(pre_2_3_2_cond_abi_waits_signals_and_times_out),

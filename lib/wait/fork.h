@@ -1,0 +1,41 @@
+/* lib/wait/fork.h: what fork() leaves of the wait queues, and the flag the
+ * primitives consult in a child (lib/wait/fork.c, docs/design/fork.md).
+ *
+ * In the child the queues start empty: the threads queued there do not
+ * exist, and the asynchronous waiters' pools have no workers. What a
+ * primitive's word says about them (waiters-queued bits, counts, "a woken
+ * waiter is on its way" marks, runs in progress) is stale until the
+ * primitive repairs it: while park__forked is set, each primitive treats
+ * its "someone is on the way" mark as possibly stale, and re-counts its
+ * queue under the bucket lock (rwlock.c), or restarts a run of an earlier
+ * generation (lazy.c). Holds stay: a lock that any thread held at the fork
+ * stays held, as in glibc. */
+#ifndef PARK_LIB_WAIT_FORK_H
+#define PARK_LIB_WAIT_FORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True in a process made by fork() from one that had loaded park (set by
+ * the child handler before the child's code runs again, never cleared).
+ * Read plainly: written only while the child has one thread. */
+extern bool park__forked;
+
+/* How many forks this process descends from (0 in one that was not made
+ * by fork(); the child handler adds 1): a primitive that must tell its own
+ * process's work from a parent's stamps it (lazy.c). Read plainly, as
+ * park__forked. */
+extern uint32_t park__fork_gen;
+
+/* The child handler's work (lib/wait/queue.c): empties every queue
+ * without walking it, unlocks every bucket and zeroes the hints. A waiter
+ * left behind still says `queued`; park__wait_cancel in a child checks
+ * the list instead. */
+void park__wait_reset_all(void);
+
+/* Bucket of key locked (for validate, select and finish callbacks): how
+ * many waiters of key asking for `want` are queued. */
+size_t park__wait_count_want(const void *key, uintptr_t want);
+
+#endif /* PARK_LIB_WAIT_FORK_H */
