@@ -106,97 +106,15 @@ const char *park_profile_kind_name(park_profile_kind_t kind)
     return (unsigned)kind < PARK_PROFILE_KINDS ? names[kind] : "?";
 }
 
-/* ---- merging ------------------------------------------------------------- */
-
-static bool same_site(const park_profile_site_t *a, const park__profile_slot_t *s)
-{
-    return a->kind == (park_profile_kind_t)s->kind && a->depth == s->depth &&
-           memcmp(a->stack, s->stack, s->depth * sizeof s->stack[0]) == 0;
-}
-
-static int by_total_desc(const void *x, const void *y)
-{
-    const park_profile_site_t *a = x, *b = y;
-    if (a->total_ns != b->total_ns)
-        return a->total_ns < b->total_ns ? 1 : -1;
-    return a->waits < b->waits ? 1 : a->waits > b->waits ? -1 : 0;
-}
-
-/* Every thread's slots merged by (stack, kind), largest total first, in a
- * new array (free it); *n: its length. NULL with *n = 0 if empty or out of
- * memory. */
-static park_profile_site_t *merge(size_t *n)
-{
-    *n = 0;
-    park__profile_table_t *pool = __atomic_load_n(&park__profile_tables, __ATOMIC_ACQUIRE);
-    if (!pool)
-        return NULL;
-    size_t cap = 0;
-    park_profile_site_t *out = NULL;
-    for (uint32_t i = 0, k = tables_in_use(); i < k; i++) {
-        for (unsigned j = 0; j < PARK__PROFILE_SLOTS; j++) {
-            const park__profile_slot_t *s = &pool[i].slots[j];
-            /* acquire: pairs with the release store in slot_of (record.c). */
-            if (!__atomic_load_n(&s->used, __ATOMIC_ACQUIRE))
-                continue;
-            uint64_t waits = __atomic_load_n(&s->waits, __ATOMIC_RELAXED);
-            if (waits == 0)
-                continue;
-            size_t at = 0;
-            while (at < *n && !same_site(&out[at], s))
-                at++;
-            if (at == *n) {
-                if (*n == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    park_profile_site_t *bigger = realloc(out, cap * sizeof *out);
-                    if (!bigger) {
-                        free(out);
-                        *n = 0;
-                        return NULL;
-                    }
-                    out = bigger;
-                }
-                park_profile_site_t *a = &out[(*n)++];
-                memset(a, 0, sizeof *a);
-                a->depth = s->depth;
-                a->kind = (park_profile_kind_t)s->kind;
-                for (unsigned f = 0; f < s->depth; f++)
-                    a->stack[f] = (const void *)s->stack[f];
-            }
-            park_profile_site_t *a = &out[at];
-            uint64_t max = __atomic_load_n(&s->max_ns, __ATOMIC_RELAXED);
-            a->waits += waits;
-            a->handoffs += __atomic_load_n(&s->handoffs, __ATOMIC_RELAXED);
-            a->total_ns += __atomic_load_n(&s->total_ns, __ATOMIC_RELAXED);
-            if (max >= a->max_ns) {
-                a->max_ns = max;
-                a->lock = (const void *)__atomic_load_n(&s->lock, __ATOMIC_RELAXED);
-            }
-        }
-    }
-    if (*n)
-        qsort(out, *n, sizeof *out, by_total_desc);
-    return out;
-}
-
-size_t park_profile_sites(park_profile_site_t *sites, size_t max)
-{
-    size_t n;
-    park_profile_site_t *all = merge(&n);
-    if (all && max)
-        memcpy(sites, all, (n < max ? n : max) * sizeof *all);
-    free(all);
-    return n;
-}
-
 /* ---- names of code addresses --------------------------------------------- */
 
 #ifdef PARK_HAVE_LIBDW
 /* The libdw functions the report uses, from dlopen. */
 #define DW_FUNCTIONS(X)                                                                            \
     X(dwfl_begin)                                                                                  \
-    X(dwfl_end) X(dwfl_linux_proc_report) X(dwfl_report_end) X(dwfl_addrmodule)                    \
-        X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_linux_proc_find_elf) \
+    X(dwfl_end)                                                                                    \
+    X(dwfl_linux_proc_report) X(dwfl_report_end) X(dwfl_addrmodule) X(dwfl_module_addrinfo)        \
+        X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_linux_proc_find_elf)                         \
             X(dwfl_standard_find_debuginfo)
 #define DW_POINTER(name) __typeof__(name) *name;
 typedef struct dw {
@@ -310,6 +228,117 @@ static void name_of(namer_t *nm, uintptr_t pc, bool offset, bool where, char *bu
                  (unsigned long)(pc - (uintptr_t)info.dli_fbase), line);
     else
         snprintf(buf, size, "0x%lx%s", (unsigned long)pc, line);
+}
+
+/* ---- merging ------------------------------------------------------------- */
+
+static bool same_site(const park_profile_site_t *a, const park__profile_slot_t *s)
+{
+    return a->kind == (park_profile_kind_t)s->kind && a->depth == s->depth &&
+           memcmp(a->stack, s->stack, s->depth * sizeof s->stack[0]) == 0;
+}
+
+static int by_total_desc(const void *x, const void *y)
+{
+    const park_profile_site_t *a = x, *b = y;
+    if (a->total_ns != b->total_ns)
+        return a->total_ns < b->total_ns ? 1 : -1;
+    return a->waits < b->waits ? 1 : a->waits > b->waits ? -1 : 0;
+}
+
+/* Where the program was built without optimisation, the inline fast paths
+ * of park's headers are out-of-line copies in the program's own code, so
+ * the frame walk cannot tell them from their callers: a leading frame
+ * named park_* is such a copy, and its caller is the call site. */
+static void trim_inline_copies(park_profile_site_t *sites, size_t n)
+{
+    namer_t nm;
+    bool opened = false;
+    for (size_t i = 0; i < n; i++) {
+        park_profile_site_t *s = &sites[i];
+        while (s->depth > 1) {
+            if (!opened) {
+                namer_open(&nm);
+                opened = true;
+            }
+            char name[256];
+            name_of(&nm, (uintptr_t)s->stack[0], false, false, name, sizeof name);
+            if (strncmp(name, "park_", 5) != 0)
+                break;
+            memmove(&s->stack[0], &s->stack[1], (s->depth - 1) * sizeof s->stack[0]);
+            s->stack[--s->depth] = NULL;
+        }
+    }
+    if (opened)
+        namer_close(&nm);
+}
+
+/* Every thread's slots merged by (stack, kind), largest total first, in a
+ * new array (free it); *n: its length. NULL with *n = 0 if empty or out of
+ * memory. */
+static park_profile_site_t *merge(size_t *n)
+{
+    *n = 0;
+    park__profile_table_t *pool = __atomic_load_n(&park__profile_tables, __ATOMIC_ACQUIRE);
+    if (!pool)
+        return NULL;
+    size_t cap = 0;
+    park_profile_site_t *out = NULL;
+    for (uint32_t i = 0, k = tables_in_use(); i < k; i++) {
+        for (unsigned j = 0; j < PARK__PROFILE_SLOTS; j++) {
+            const park__profile_slot_t *s = &pool[i].slots[j];
+            /* acquire: pairs with the release store in slot_of (record.c). */
+            if (!__atomic_load_n(&s->used, __ATOMIC_ACQUIRE))
+                continue;
+            uint64_t waits = __atomic_load_n(&s->waits, __ATOMIC_RELAXED);
+            if (waits == 0)
+                continue;
+            size_t at = 0;
+            while (at < *n && !same_site(&out[at], s))
+                at++;
+            if (at == *n) {
+                if (*n == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    park_profile_site_t *bigger = realloc(out, cap * sizeof *out);
+                    if (!bigger) {
+                        free(out);
+                        *n = 0;
+                        return NULL;
+                    }
+                    out = bigger;
+                }
+                park_profile_site_t *a = &out[(*n)++];
+                memset(a, 0, sizeof *a);
+                a->depth = s->depth;
+                a->kind = (park_profile_kind_t)s->kind;
+                for (unsigned f = 0; f < s->depth; f++)
+                    a->stack[f] = (const void *)s->stack[f];
+            }
+            park_profile_site_t *a = &out[at];
+            uint64_t max = __atomic_load_n(&s->max_ns, __ATOMIC_RELAXED);
+            a->waits += waits;
+            a->handoffs += __atomic_load_n(&s->handoffs, __ATOMIC_RELAXED);
+            a->total_ns += __atomic_load_n(&s->total_ns, __ATOMIC_RELAXED);
+            if (max >= a->max_ns) {
+                a->max_ns = max;
+                a->lock = (const void *)__atomic_load_n(&s->lock, __ATOMIC_RELAXED);
+            }
+        }
+    }
+    trim_inline_copies(out, *n);
+    if (*n)
+        qsort(out, *n, sizeof *out, by_total_desc);
+    return out;
+}
+
+size_t park_profile_sites(park_profile_site_t *sites, size_t max)
+{
+    size_t n;
+    park_profile_site_t *all = merge(&n);
+    if (all && max)
+        memcpy(sites, all, (n < max ? n : max) * sizeof *all);
+    free(all);
+    return n;
 }
 
 /* ---- the reports --------------------------------------------------------- */
