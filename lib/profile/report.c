@@ -113,9 +113,9 @@ const char *park_profile_kind_name(park_profile_kind_t kind)
 #define DW_FUNCTIONS(X)                                                                            \
     X(dwfl_begin)                                                                                  \
     X(dwfl_end)                                                                                    \
-    X(dwfl_linux_proc_report) X(dwfl_report_end) X(dwfl_addrmodule) X(dwfl_module_addrinfo)        \
-        X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_linux_proc_find_elf)                         \
-            X(dwfl_standard_find_debuginfo)
+    X(dwfl_linux_proc_report)                                                                      \
+    X(dwfl_report_end) X(dwfl_addrmodule) X(dwfl_module_addrinfo) X(dwfl_module_getsrc)            \
+        X(dwfl_lineinfo) X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo)
 #define DW_POINTER(name) __typeof__(name) *name;
 typedef struct dw {
     DW_FUNCTIONS(DW_POINTER)
@@ -180,6 +180,22 @@ static void namer_close(namer_t *nm)
     (void)nm;
 }
 
+/* C++ names demangled by the program's own libstdc++, if it has one. */
+static char *demangled(const char *sym)
+{
+    typedef char *demangle_fn(const char *name, char *buf, size_t *len, int *status);
+    if (strncmp(sym, "_Z", 2) != 0)
+        return NULL;
+    demangle_fn *demangle = (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    int status = -1;
+    char *name = demangle ? demangle(sym, NULL, NULL, &status) : NULL;
+    if (status != 0) {
+        free(name);
+        return NULL;
+    }
+    return name;
+}
+
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -219,6 +235,9 @@ static void name_of(namer_t *nm, uintptr_t pc, bool offset, bool where, char *bu
         sym = info.dli_sname;
         sym_at = (uintptr_t)info.dli_saddr;
     }
+    char *plain = sym ? demangled(sym) : NULL;
+    if (plain)
+        sym = plain;
     if (sym && offset)
         snprintf(buf, size, "%s+0x%lx%s", sym, (unsigned long)(pc - sym_at), line);
     else if (sym)
@@ -228,6 +247,7 @@ static void name_of(namer_t *nm, uintptr_t pc, bool offset, bool where, char *bu
                  (unsigned long)(pc - (uintptr_t)info.dli_fbase), line);
     else
         snprintf(buf, size, "0x%lx%s", (unsigned long)pc, line);
+    free(plain);
 }
 
 /* ---- merging ------------------------------------------------------------- */
