@@ -44,7 +44,8 @@ typedef enum park_profile_kind {
  * callers (fewer where the frame-pointer chain ends). */
 #define PARK_PROFILE_DEPTH 6
 
-/* One call site, all threads' waits merged. */
+/* One call site (and kind), all threads' waits merged; stack holds the
+ * callers of the stack that waited longest there. */
 typedef struct park_profile_site {
     const void *stack[PARK_PROFILE_DEPTH]; /* return addresses, call site first */
     unsigned depth;                        /* entries of stack in use (>= 1) */
@@ -87,7 +88,8 @@ PARK_API uint64_t park_profile_dropped(void);
  * callers. Returns 0 or an errno value (write error: EIO). */
 PARK_API int park_profile_dump(FILE *out);
 
-/* Writes the recorded stacks folded for flame-graph tools ("caller;...;
+/* Writes the recorded stacks (each distinct stack, not merged by call
+ * site) folded for flame-graph tools ("caller;...;
  * call site;park:kind microseconds" per line), weighted by time waited.
  * Returns 0 or an errno value. */
 PARK_API int park_profile_dump_folded(FILE *out);

@@ -54,6 +54,9 @@ static bool in_park(uintptr_t pc)
     return pc >= park__profile_text_lo && pc < park__profile_text_hi;
 }
 
+/* No code lies below this address (Linux's default vm.mmap_min_addr). */
+#define LOWEST_CODE 65536u
+
 /* Return addresses from the calling frame outwards, skipping those inside
  * park: out[0] is the first frame outside park (the call site). Every frame
  * pointer is checked to lie in the thread's stack above the last one, so a
@@ -71,7 +74,7 @@ __attribute__((noinline, no_sanitize_address)) static unsigned walk(const park__
             break;
         uintptr_t pc = fp[1];
         const uintptr_t *next = (const uintptr_t *)fp[0];
-        if (pc == 0)
+        if (pc < LOWEST_CODE) /* not a return address: the chain is lost */
             break;
         if (n > 0 || !in_park(pc))
             out[n++] = pc;
@@ -167,13 +170,13 @@ void park__profile_record(park__profile_wait_t *p, const void *key, park_time_t 
  * nothing that the program does not use. */
 #define PARK__ANCHORS(X)                                                                           \
     X(park__wait)                                                                                  \
-    X(park__wait_enqueue) X(park__unpark) X(park__mutex_lock_slow) X(park_mutex_lock_until)        \
-        X(park__sem_acquire_slow) X(park_sem_acquire_until) X(park__rwlock_read_lock_slow)         \
-            X(park_rwlock_read_lock_until) X(park__rwlock_write_lock_slow)                         \
-                X(park_rwlock_write_lock_until) X(park__lazy_get_slow) X(park_lazy_get_until)      \
-                    X(park__once_slow) X(park_chan_send) X(park_chan_recv) X(park_chan_send_until) \
-                        X(park_chan_recv_until) X(park_task_wait) X(park_task_wait_until)          \
-                            X(park_join) X(park__latch_wait)
+    X(park__wait_enqueue)                                                                          \
+    X(park__unpark) X(park__mutex_lock_slow) X(park_mutex_lock_until) X(park__sem_acquire_slow)    \
+        X(park_sem_acquire_until) X(park__rwlock_read_lock_slow) X(park_rwlock_read_lock_until)    \
+            X(park__rwlock_write_lock_slow) X(park_rwlock_write_lock_until) X(park__lazy_get_slow) \
+                X(park_lazy_get_until) X(park__once_slow) X(park_chan_send) X(park_chan_recv)      \
+                    X(park_chan_send_until) X(park_chan_recv_until) X(park_task_wait)              \
+                        X(park_task_wait_until) X(park_join) X(park__latch_wait)
 
 #define PARK__DECLARE_ANCHOR(name) extern char name[] __attribute__((weak));
 PARK__ANCHORS(PARK__DECLARE_ANCHOR)

@@ -114,8 +114,9 @@ const char *park_profile_kind_name(park_profile_kind_t kind)
     X(dwfl_begin)                                                                                  \
     X(dwfl_end)                                                                                    \
     X(dwfl_linux_proc_report)                                                                      \
-    X(dwfl_report_end) X(dwfl_addrmodule) X(dwfl_module_addrinfo) X(dwfl_module_getsrc)            \
-        X(dwfl_lineinfo) X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo)
+    X(dwfl_report_end)                                                                             \
+    X(dwfl_addrmodule) X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo)              \
+        X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo)
 #define DW_POINTER(name) __typeof__(name) *name;
 typedef struct dw {
     DW_FUNCTIONS(DW_POINTER)
@@ -293,10 +294,41 @@ static void trim_inline_copies(park_profile_site_t *sites, size_t n)
         namer_close(&nm);
 }
 
-/* Every thread's slots merged by (stack, kind), largest total first, in a
- * new array (free it); *n: its length. NULL with *n = 0 if empty or out of
- * memory. */
-static park_profile_site_t *merge(size_t *n)
+/* Merges the stacks of each (call site, kind) into one site, which keeps
+ * the callers of its stack with the largest total: callers found in code
+ * without frame pointers may be noise, and must not split a site. */
+static void fold_by_site(park_profile_site_t *sites, size_t *n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < *n; i++) {
+        const park_profile_site_t *s = &sites[i];
+        size_t at = 0;
+        while (at < kept && (sites[at].stack[0] != s->stack[0] || sites[at].kind != s->kind))
+            at++;
+        if (at == kept) {
+            sites[kept++] = *s;
+            continue;
+        }
+        park_profile_site_t *a = &sites[at];
+        if (s->total_ns > a->total_ns) { /* its callers stand for the site */
+            a->depth = s->depth;
+            memcpy(a->stack, s->stack, sizeof a->stack);
+        }
+        a->waits += s->waits;
+        a->handoffs += s->handoffs;
+        a->total_ns += s->total_ns;
+        if (s->max_ns >= a->max_ns) {
+            a->max_ns = s->max_ns;
+            a->lock = s->lock;
+        }
+    }
+    *n = kept;
+}
+
+/* Every thread's slots merged by (stack, kind), or by (call site, kind)
+ * if by_site, largest total first, in a new array (free it); *n: its length. NULL with *n = 0 if
+ * empty or out of memory. */
+static park_profile_site_t *merge(size_t *n, bool by_site)
 {
     *n = 0;
     park__profile_table_t *pool = __atomic_load_n(&park__profile_tables, __ATOMIC_ACQUIRE);
@@ -346,6 +378,8 @@ static park_profile_site_t *merge(size_t *n)
         }
     }
     trim_inline_copies(out, *n);
+    if (by_site)
+        fold_by_site(out, n);
     if (*n)
         qsort(out, *n, sizeof *out, by_total_desc);
     return out;
@@ -354,7 +388,7 @@ static park_profile_site_t *merge(size_t *n)
 size_t park_profile_sites(park_profile_site_t *sites, size_t max)
 {
     size_t n;
-    park_profile_site_t *all = merge(&n);
+    park_profile_site_t *all = merge(&n, true);
     if (all && max)
         memcpy(sites, all, (n < max ? n : max) * sizeof *all);
     free(all);
@@ -368,7 +402,7 @@ size_t park_profile_sites(park_profile_site_t *sites, size_t max)
 int park_profile_dump(FILE *out)
 {
     size_t n;
-    park_profile_site_t *all = merge(&n);
+    park_profile_site_t *all = merge(&n, true);
     uint64_t waits = 0, total = 0;
     for (size_t i = 0; i < n; i++) {
         waits += all[i].waits;
@@ -412,7 +446,7 @@ int park_profile_dump(FILE *out)
 int park_profile_dump_folded(FILE *out)
 {
     size_t n;
-    park_profile_site_t *all = merge(&n);
+    park_profile_site_t *all = merge(&n, false);
     namer_t nm;
     namer_open(&nm);
     for (size_t i = 0; i < n; i++) {
