@@ -168,15 +168,17 @@ void park__profile_record(park__profile_wait_t *p, const void *key, park_time_t 
 /* Functions of park, for the range of its code when park is linked into
  * the executable (static library): weak, so that naming them links in
  * nothing that the program does not use. */
+/* clang-format off */
 #define PARK__ANCHORS(X)                                                                           \
-    X(park__wait)                                                                                  \
-    X(park__wait_enqueue)                                                                          \
-    X(park__unpark) X(park__mutex_lock_slow) X(park_mutex_lock_until) X(park__sem_acquire_slow)    \
-        X(park_sem_acquire_until) X(park__rwlock_read_lock_slow) X(park_rwlock_read_lock_until)    \
-            X(park__rwlock_write_lock_slow) X(park_rwlock_write_lock_until) X(park__lazy_get_slow) \
-                X(park_lazy_get_until) X(park__once_slow) X(park_chan_send) X(park_chan_recv)      \
-                    X(park_chan_send_until) X(park_chan_recv_until) X(park_task_wait)              \
-                        X(park_task_wait_until) X(park_join) X(park__latch_wait)
+    X(park__wait) X(park__wait_enqueue) X(park__unpark) X(park__latch_wait)                        \
+    X(park__mutex_lock_slow) X(park_mutex_lock_until)                                              \
+    X(park__sem_acquire_slow) X(park_sem_acquire_until)                                            \
+    X(park__rwlock_read_lock_slow) X(park_rwlock_read_lock_until)                                  \
+    X(park__rwlock_write_lock_slow) X(park_rwlock_write_lock_until)                                \
+    X(park__lazy_get_slow) X(park_lazy_get_until) X(park__once_slow)                               \
+    X(park_chan_send) X(park_chan_recv) X(park_chan_send_until) X(park_chan_recv_until)            \
+    X(park_task_wait) X(park_task_wait_until) X(park_join)
+/* clang-format on */
 
 #define PARK__DECLARE_ANCHOR(name) extern char name[] __attribute__((weak));
 PARK__ANCHORS(PARK__DECLARE_ANCHOR)

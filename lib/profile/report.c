@@ -115,8 +115,10 @@ const char *park_profile_kind_name(park_profile_kind_t kind)
     X(dwfl_end)                                                                                    \
     X(dwfl_linux_proc_report)                                                                      \
     X(dwfl_report_end)                                                                             \
-    X(dwfl_addrmodule) X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo)              \
-        X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo)
+    X(dwfl_addrmodule)                                                                             \
+    X(dwfl_module_addrinfo)                                                                        \
+    X(dwfl_module_getsrc)                                                                          \
+    X(dwfl_lineinfo) X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo)
 #define DW_POINTER(name) __typeof__(name) *name;
 typedef struct dw {
     DW_FUNCTIONS(DW_POINTER)
