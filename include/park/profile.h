@@ -9,7 +9,9 @@
  *
  * Recording allocates nothing and takes no lock shared between waiters:
  * each thread adds to its own table of call sites (claimed from a pool made
- * by park_profile_start), and park_profile_dump merges the tables. Off (the
+ * by park_profile_start; a thread's first record also asks glibc for its
+ * stack's bounds, pthread_getattr_np, which may allocate), and
+ * park_profile_dump merges the tables. Off (the
  * default), the slow paths pay one predictable branch and the fast paths
  * are unchanged.
  *
