@@ -239,6 +239,7 @@ static bool wait_for_run(uint32_t *state, uint32_t s, park_time_t deadline, int 
     }
     park__waiter_t w;
     park__waiter_init(&w, 0);
+    park__waiter_profile(&w, PARK_PROFILE_LAZY, PARK__PROFILE_ANY_GRANT);
     struct queue_ctx c = {.state = state};
     /* The run's waiters are released together: one wake for all. */
     switch (park__wait(state, &w, PARK__WAIT_BATCH, &queue_ops, &c, deadline)) {

@@ -261,6 +261,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
     park__waiter_init(&w, 0);
+    park__waiter_profile(&w, PARK_PROFILE_MUTEX, GRANT_HANDOFF);
     struct lock_ctx c = {.m = m};
     unsigned flags = 0;
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);

@@ -430,6 +430,7 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
     struct wait_ctx c = {.rw = rw, .check_reentry = deadline == PARK_FOREVER};
     park__waiter_t w;
     park__waiter_init(&w, WANT_READ);
+    park__waiter_profile(&w, PARK_PROFILE_RWLOCK_READ, PARK__PROFILE_ANY_GRANT);
     for (;;) {
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
         if (try_read(rw, &s))
@@ -615,6 +616,7 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
     struct wait_ctx c = {.rw = rw};
     park__waiter_t w;
     park__waiter_init(&w, WANT_WRITE);
+    park__waiter_profile(&w, PARK_PROFILE_RWLOCK_WRITE, GRANT_HANDOFF);
     for (;;) {
         /* Woken to retry, a writer goes straight to write validate: its WW
          * keeps readers out meanwhile, and validate takes the lock or queues

@@ -295,6 +295,7 @@ int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
     struct acquire_ctx c = {.s = s, .woken = false};
     park__waiter_t w;
     park__waiter_init(&w, 1);
+    park__waiter_profile(&w, PARK_PROFILE_SEM, GRANT_HANDOFF);
     if (!fifo(s))
         w.since = park_now(); /* kept when a woken waiter re-queues */
     for (;;) {

@@ -12,5 +12,6 @@
 #include <park/pool.h>
 #include <park/task.h>
 #include <park/chan.h>
+#include <park/profile.h>
 
 #endif /* PARK_PARK_H */

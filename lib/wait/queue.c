@@ -119,6 +119,7 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want)
     w->spin = PARK__WAIT_SPIN;
     w->batch = false;
     w->notify = NULL;
+    park__profile_wait_init(&w->profile);
 }
 
 enum { SLEEP_WOKEN, SLEEP_TIMEDOUT, SLEEP_ABORTED };
@@ -202,8 +203,8 @@ static bool enqueue(const void *key, park__waiter_t *w, unsigned flags, const pa
     return valid;
 }
 
-int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
-               void *ctx, park_time_t deadline)
+static int wait_for_grant(const void *key, park__waiter_t *w, unsigned flags,
+                          const park__wait_ops_t *ops, void *ctx, park_time_t deadline)
 {
     if (!enqueue(key, w, flags, ops, ctx))
         return PARK__WAIT_INVALID;
@@ -216,6 +217,30 @@ int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__w
      * `woken` store is at most one bucket unlock away. */
     thread_sleep(w, PARK_FOREVER, NULL, NULL);
     return PARK__WAIT_GRANTED;
+}
+
+/* park__wait while profiling: times the wait and records it. Kept out of
+ * line, so that park__wait pays one branch when profiling is off. */
+__attribute__((noinline)) static int profiled_wait(const void *key, park__waiter_t *w,
+                                                   unsigned flags, const park__wait_ops_t *ops,
+                                                   void *ctx, park_time_t deadline)
+{
+    park_time_t t0 = park_now();
+    int r = wait_for_grant(key, w, flags, ops, ctx, deadline);
+    if (r != PARK__WAIT_INVALID)
+        park__profile_record(
+            &w->profile, key, t0,
+            r == PARK__WAIT_GRANTED &&
+                (w->profile.handoff == PARK__PROFILE_ANY_GRANT || w->grant == w->profile.handoff));
+    return r;
+}
+
+int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
+               void *ctx, park_time_t deadline)
+{
+    if (park__profiling())
+        return profiled_wait(key, w, flags, ops, ctx, deadline);
+    return wait_for_grant(key, w, flags, ops, ctx, deadline);
 }
 
 int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,

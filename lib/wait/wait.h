@@ -42,6 +42,8 @@
 #include <park/time.h>
 #include <stdatomic.h>
 
+#include "profile/profile.h"
+
 typedef struct park__waiter park__waiter_t;
 
 struct park__waiter {
@@ -69,7 +71,20 @@ struct park__waiter {
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */
     void (*notify)(park__waiter_t *w);
+    /* Contention profiling (lib/profile): what w waits for, set by the
+     * primitive with park__waiter_profile; its records while profiling. */
+    park__profile_wait_t profile;
 };
+
+/* Tells the profiler what w waits for, and which grant value means that
+ * it was handed over (PARK__PROFILE_ANY_GRANT: every grant). Unset, a
+ * waiter is PARK_PROFILE_OTHER and every grant a hand-over. */
+static inline void park__waiter_profile(park__waiter_t *w, park_profile_kind_t kind,
+                                        uintptr_t handoff)
+{
+    w->profile.kind = (uint8_t)kind;
+    w->profile.handoff = handoff;
+}
 
 /* A thread waiter's default look for its grant before it sleeps (w->spin):
  * 16 pauses, looking after each; a grant already on its way arrives within
@@ -92,7 +107,8 @@ struct park__waiter {
  * oldest waiter gets it between bursts. */
 bool park__wait_owed(const park__waiter_t *w, park_time_t now);
 
-/* Makes *w a fresh thread waiter asking for `want`, with since = 0. */
+/* Makes *w a fresh thread waiter asking for `want`, with since = 0 (and
+ * profiling kind PARK_PROFILE_OTHER). */
 void park__waiter_init(park__waiter_t *w, uintptr_t want);
 
 /* Bucket locked (for select callbacks): true if the thread waiter w has
@@ -136,7 +152,8 @@ typedef struct park__wait_ops {
  * parks until granted or until the absolute deadline (PARK_FOREVER: none).
  * Spurious wake-ups, EINTR and early timeouts from the OS are absorbed
  * here. Allocates nothing. The grant is read with acquire ordering, pairing
- * with the waker's release store to `woken`. */
+ * with the waker's release store to `woken`. While contention profiling is
+ * on, a wait that enqueued is recorded (lib/profile) when it returns. */
 int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
                void *ctx, park_time_t deadline);
 

@@ -7,10 +7,11 @@
 
 # --- the layers -------------------------------------------------------------
 
-# Bottom up: prim is the primitives, extras the drop-in (preload/) and the
-# profiler (profile/) built on them. "base", below them all, holds the public
-# headers every layer may use.
-set(park_layers os wait pool task async prim extras)
+# Bottom up: prim is the primitives, extras the drop-in (preload/) built on
+# them. The profiler (profile/) sits right above os: lib/wait records every
+# wait with it. "base", below them all, holds the public headers every layer
+# may use.
+set(park_layers os profile wait pool task async prim extras)
 
 # Where each file under lib/ lives, as <pattern> <layer> pairs; the first
 # match wins. A pattern ending in / is a folder; * matches within one name
@@ -23,7 +24,7 @@ set(park_lib_places
   async.c   async
   async.h   async
   preload/  extras
-  profile/  extras
+  profile/  profile
   *.c       prim  # one primitive per file, and its helpers (chan_*.c)
   *.h       prim
 )
@@ -33,6 +34,7 @@ set(park_public_places
   common.h  base
   time.h    base
   version.h base
+  profile.h base
   pool.h    pool
   task.h    task
   mutex.h   prim

@@ -1,0 +1,261 @@
+/* Contention profiling (park/profile.h): which call site waited, how long.
+ *
+ * Linked against the shared libpark, so that the profiler knows park's code
+ * exactly, and with its own symbols exported, so that dladdr names the
+ * sites. Every contended wait here is made certain (the holder keeps the
+ * lock until the waiter is seen queued, then a while longer), so the
+ * expected records do not depend on timing. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <park/mutex.h>
+#include <park/profile.h>
+#include <park/rwlock.h>
+
+#include "test.h"
+
+/* The sites: a lock call that is not a tail call, so that the return
+ * address lies inside the site's function. */
+__attribute__((noinline, visibility("default"))) void contended_site_a(park_mutex_t *m)
+{
+    park_mutex_lock(m);
+    __asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline, visibility("default"))) void contended_site_b(park_mutex_t *m)
+{
+    park_mutex_lock(m);
+    __asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline, visibility("default"))) void uncontended_site(park_mutex_t *m)
+{
+    park_mutex_lock(m);
+    __asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline, visibility("default"))) void contended_write_site(park_rwlock_t *rw)
+{
+    park_rwlock_write_lock(rw);
+    __asm__ __volatile__("" ::: "memory");
+}
+
+struct contend {
+    park_mutex_t *m;
+    void (*site)(park_mutex_t *m);
+    unsigned rounds;
+    atomic_uint held;  /* rounds the main thread has begun holding m */
+    atomic_uint taken; /* rounds the waiter has taken m in */
+};
+
+static void *waiter_main(void *arg)
+{
+    struct contend *c = arg;
+    for (unsigned r = 1; r <= c->rounds; r++) {
+        AWAIT(atomic_load(&c->held) == r);
+        c->site(c->m);
+        park_mutex_unlock(c->m);
+        atomic_store(&c->taken, r);
+    }
+    return NULL;
+}
+
+static bool queued_on(park_mutex_t *m)
+{
+    return (__atomic_load_n(&m->state_, __ATOMIC_RELAXED) & PARK__MUTEX_PARKED) != 0;
+}
+
+/* rounds times: the main thread holds m until a waiter calling site(m) is
+ * queued on it, and hold_ns longer; so each round is one contended wait of
+ * at least hold_ns at site. */
+static void contend_rounds(void (*site)(park_mutex_t *m), unsigned rounds, uint64_t hold_ns)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    struct contend c = {.m = &m, .site = site, .rounds = rounds};
+    test_threads_t *t = test_threads_start(1, waiter_main, &c, sizeof c);
+    for (unsigned r = 1; r <= rounds; r++) {
+        park_mutex_lock(&m);
+        atomic_store(&c.held, r);
+        AWAIT(queued_on(&m));
+        test_sleep_ns(hold_ns);
+        park_mutex_unlock(&m);
+        AWAIT(atomic_load(&c.taken) == r);
+    }
+    test_threads_join(t);
+}
+
+static void uncontended_rounds(unsigned n)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    for (unsigned i = 0; i < n; i++) {
+        uncontended_site(&m);
+        park_mutex_unlock(&m);
+    }
+}
+
+static const char *site_name(const park_profile_site_t *s)
+{
+    Dl_info info;
+    if (!dladdr((const char *)s->stack[0] - 1, &info) || !info.dli_sname)
+        return "?";
+    return info.dli_sname;
+}
+
+#define MAX_SITES 16
+
+TEST(profile_off_records_nothing)
+{
+    park_profile_stop();
+    park_profile_reset();
+    ASSERT_FALSE(park_profile_enabled());
+    contend_rounds(contended_site_a, 2, 2 * MS);
+    ASSERT_EQ(park_profile_sites(NULL, 0), 0);
+    ASSERT_EQ(park_profile_dropped(), 0);
+}
+
+TEST(profile_ranks_the_contended_sites_by_total_wait_and_never_lists_an_uncontended_one)
+{
+    enum { A_ROUNDS = 5, B_ROUNDS = 3 };
+    const uint64_t a_hold = 30 * MS, b_hold = 3 * MS;
+    park_profile_reset();
+    ASSERT_EQ(park_profile_start(), 0);
+    uint64_t began = test_now_ns();
+    uncontended_rounds(1000);
+    contend_rounds(contended_site_b, B_ROUNDS, b_hold);
+    contend_rounds(contended_site_a, A_ROUNDS, a_hold);
+    uncontended_rounds(1000);
+    uint64_t elapsed = test_now_ns() - began;
+    park_profile_stop();
+
+    park_profile_site_t sites[MAX_SITES];
+    size_t n = park_profile_sites(sites, MAX_SITES);
+    ASSERT_GE(n, 2);
+    for (size_t i = 0; i < n && i < MAX_SITES; i++)
+        ASSERT_TRUE(strcmp(site_name(&sites[i]), "uncontended_site") != 0);
+    if (getenv("PROFILE_TEST_DUMP"))
+        park_profile_dump(stderr);
+    ASSERT_TRUE(strcmp(site_name(&sites[0]), "contended_site_a") == 0);
+    ASSERT_TRUE(strcmp(site_name(&sites[1]), "contended_site_b") == 0);
+    /* Each round was one wait of at least the hold, within the test's time;
+     * a waiter woken to retry that lost and queued again is the same wait. */
+    ASSERT_EQ(sites[0].waits, A_ROUNDS);
+    ASSERT_EQ(sites[1].waits, B_ROUNDS);
+    ASSERT_GE(sites[0].max_ns, a_hold);
+    ASSERT_GE(sites[0].total_ns, A_ROUNDS * a_hold);
+    ASSERT_GE(sites[1].total_ns, B_ROUNDS * b_hold);
+    ASSERT_LE(sites[0].total_ns + sites[1].total_ns, elapsed);
+    ASSERT_LE(sites[0].max_ns, sites[0].total_ns);
+    ASSERT_LE(sites[0].handoffs, sites[0].waits);
+    ASSERT_EQ(sites[0].kind, PARK_PROFILE_MUTEX);
+    ASSERT_TRUE(sites[0].lock != NULL);
+    ASSERT_GE(sites[0].depth, 2); /* the site and its caller, by frame pointers */
+    ASSERT_EQ(park_profile_dropped(), 0);
+}
+
+TEST(profile_reset_forgets_every_record)
+{
+    ASSERT_EQ(park_profile_start(), 0);
+    contend_rounds(contended_site_a, 1, 1 * MS);
+    park_profile_stop();
+    ASSERT_GE(park_profile_sites(NULL, 0), 1);
+    park_profile_reset();
+    ASSERT_EQ(park_profile_sites(NULL, 0), 0);
+}
+
+struct rw_contend {
+    park_rwlock_t rw;
+    atomic_bool held, taken;
+};
+
+static void *writer_main(void *arg)
+{
+    struct rw_contend *c = arg;
+    AWAIT(atomic_load(&c->held));
+    contended_write_site(&c->rw);
+    park_rwlock_write_unlock(&c->rw);
+    atomic_store(&c->taken, true);
+    return NULL;
+}
+
+TEST(profile_records_a_writer_wait_as_rwlock_write)
+{
+    struct rw_contend c = {.rw = PARK_RWLOCK_INIT};
+    park_profile_reset();
+    ASSERT_EQ(park_profile_start(), 0);
+    park_rwlock_read_lock(&c.rw);
+    test_threads_t *t = test_threads_start(1, writer_main, &c, sizeof c);
+    atomic_store(&c.held, true);
+    test_sleep_ns(20 * MS); /* choreography: the writer spins, then queues */
+    park_rwlock_read_unlock(&c.rw);
+    AWAIT(atomic_load(&c.taken));
+    test_threads_join(t);
+    park_profile_stop();
+    park_profile_site_t sites[MAX_SITES];
+    size_t n = park_profile_sites(sites, MAX_SITES);
+    /* Whether the writer queued before the reader left is the scheduler's
+     * choice; if it waited, it is named and kinded. */
+    for (size_t i = 0; i < n && i < MAX_SITES; i++) {
+        ASSERT_TRUE(strcmp(site_name(&sites[i]), "contended_write_site") == 0);
+        ASSERT_EQ(sites[i].kind, PARK_PROFILE_RWLOCK_WRITE);
+    }
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    ASSERT_TRUE(f != NULL);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+TEST(profile_dump_and_folded_stacks_name_the_contended_sites)
+{
+    park_profile_reset();
+    ASSERT_EQ(park_profile_start(), 0);
+    contend_rounds(contended_site_a, 2, 2 * MS);
+    uncontended_rounds(100);
+    park_profile_stop();
+
+    char table[] = "/tmp/park_profile_XXXXXX", folded[] = "/tmp/park_folded_XXXXXX";
+    int fd1 = mkstemp(table), fd2 = mkstemp(folded);
+    ASSERT_TRUE(fd1 >= 0 && fd2 >= 0);
+    FILE *f1 = fdopen(fd1, "w"), *f2 = fdopen(fd2, "w");
+    ASSERT_EQ(park_profile_dump(f1), 0);
+    ASSERT_EQ(park_profile_dump_folded(f2), 0);
+    fclose(f1);
+    fclose(f2);
+    ASSERT_TRUE(file_has(table, "2 contended waits"));
+    ASSERT_TRUE(file_has(table, "contended_site_a+0x"));
+    ASSERT_TRUE(file_has(table, "mutex"));
+    ASSERT_FALSE(file_has(table, "uncontended_site"));
+    ASSERT_TRUE(file_has(folded, ";contended_site_a;park:mutex "));
+    ASSERT_FALSE(file_has(folded, "uncontended_site"));
+    unlink(table);
+    unlink(folded);
+}
+
+TEST(profile_kind_names)
+{
+    ASSERT_TRUE(strcmp(park_profile_kind_name(PARK_PROFILE_MUTEX), "mutex") == 0);
+    ASSERT_TRUE(strcmp(park_profile_kind_name(PARK_PROFILE_RWLOCK_WRITE), "rwlock.write") == 0);
+    ASSERT_TRUE(strcmp(park_profile_kind_name(PARK_PROFILE_KINDS), "?") == 0);
+}
+
+static const test_case_t tests[] = {
+    TEST_ENTRY(profile_off_records_nothing),
+    TEST_ENTRY(profile_ranks_the_contended_sites_by_total_wait_and_never_lists_an_uncontended_one),
+    TEST_ENTRY(profile_reset_forgets_every_record),
+    TEST_ENTRY(profile_records_a_writer_wait_as_rwlock_write),
+    TEST_ENTRY(profile_dump_and_folded_stacks_name_the_contended_sites),
+    TEST_ENTRY(profile_kind_names),
+};
+
+int main(int argc, char **argv)
+{
+    return TEST_MAIN(argc, argv, tests);
+}
