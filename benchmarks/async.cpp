@@ -47,6 +47,13 @@
 //                exclusive) and releases. Windowed; items_per_second =
 //                critical sections per second, the last batches' drain
 //                included.
+//   loop         (sem, mutex, rwlock_write; async contenders) N loops
+//                (threads:N, N = 2, 4, 8) on a 2-worker pool, each:
+//                acquire asynchronously, and in the task's continuation
+//                (park_task_then) run the critical section, release and
+//                acquire again, until the window closes. No producer
+//                thread. time/op = ns per round of all loops together;
+//                items_per_second = rounds per second.
 #include "harness.h"
 
 #include "baselines/mutex_async_semaphore.h"
@@ -75,6 +82,8 @@ constexpr int kProducers[] = {1, 2, 4};
 // primitive's queue busy with one producer, few enough that the drain at
 // the end of a window is short.
 constexpr int kBatch = 64;
+// Loops (tasks) of the loop scenario.
+constexpr int kLoopTasks[] = {2, 4, 8};
 
 // ---- contenders ---------------------------------------------------------
 
@@ -229,18 +238,22 @@ template <class... Cs> struct List {
 // textbook async semaphore stands in for a mutex too (one permit); there is
 // no textbook async rwlock to set beside park's.
 struct SemTable {
+    static constexpr bool loop = true; // has the loop scenario
     static constexpr const char *name = "sem";
     using contenders = List<ParkSem, ParkSemBlocking, MutexFifo>;
 };
 struct MutexTable {
+    static constexpr bool loop = true; // has the loop scenario
     static constexpr const char *name = "mutex";
     using contenders = List<ParkMutex, ParkMutexBlocking, MutexFifo>;
 };
 struct ReadTable {
+    static constexpr bool loop = false; // has the loop scenario
     static constexpr const char *name = "rwlock_read";
     using contenders = List<ParkRead, ParkReadBlocking>;
 };
 struct WriteTable {
+    static constexpr bool loop = true; // has the loop scenario
     static constexpr const char *name = "rwlock_write";
     using contenders = List<ParkWrite, ParkWriteBlocking>;
 };
@@ -450,7 +463,125 @@ template <class C> void contended(benchmark::State &state, int producers)
     bench::report_throughput(state, r);
 }
 
+// ---- loop ---------------------------------------------------------------
+
+// What the loops of one window share.
+template <class C> struct LoopShared {
+    Padded<C> lock;
+    Counter inside; // exclusive holders right now; never above 1
+    Counter hits;   // completed critical sections
+    alignas(64) std::atomic<bool> stop{false};
+    std::atomic<bool> excess{false};
+    std::atomic<bool> failed{false};
+    park_pool_t *pool = nullptr;
+    bench::Latch done; // one count-down per loop, when it stops
+};
+
+template <class C> struct alignas(64) Loop {
+    LoopShared<C> *g = nullptr;
+    uint64_t rounds = 0; // written by whichever worker runs the loop now
+};
+
+template <class C> void loop_acquire(Loop<C> &l);
+
+// One round's continuation: the critical section, the release, and the
+// next acquisition unless the window has closed.
+template <class C> void loop_granted(park_task_t *done, void *arg)
+{
+    Loop<C> &l = *static_cast<Loop<C> *>(arg);
+    LoopShared<C> &g = *l.g;
+    if (park_task_result(done, nullptr) != 0) {
+        g.failed.store(true, std::memory_order_relaxed);
+        g.done.count_down();
+        return;
+    }
+    // relaxed: the primitive orders these; `inside` only checks its count.
+    if (g.inside.n.fetch_add(1, std::memory_order_relaxed) >= 1)
+        g.excess.store(true, std::memory_order_relaxed);
+    g.hits.n.fetch_add(1, std::memory_order_relaxed);
+    g.inside.n.fetch_sub(1, std::memory_order_relaxed);
+    ++l.rounds;
+    C::release(g.lock.l);
+    if (g.stop.load(std::memory_order_relaxed))
+        g.done.count_down();
+    else
+        loop_acquire<C>(l);
+}
+
+template <class C> void loop_acquire(Loop<C> &l)
+{
+    LoopShared<C> &g = *l.g;
+    park_task_t *t = C::acquire_async(g.lock.l, g.pool);
+    if (t == nullptr || park_task_then(t, g.pool, loop_granted<C>, &l) != 0) {
+        g.failed.store(true, std::memory_order_relaxed);
+        g.done.count_down();
+    }
+    if (t != nullptr)
+        park_task_release(t); // the continuation holds its own reference
+}
+
+// `tasks` loops on a 2-worker pool, each: acquire asynchronously, and in
+// the continuation run the critical section, release and acquire again.
+// No producer thread: after the first acquisitions (from this thread),
+// every acquisition is made by a continuation on a worker.
+template <class C> void looped(benchmark::State &state, int tasks)
+{
+    // Declared before the pool, so the pool (joining its workers) goes
+    // first: a worker may still be leaving a count_down when a window ends.
+    auto g = std::make_unique<LoopShared<C>>();
+    std::vector<std::unique_ptr<Loop<C>>> loops;
+    for (int i = 0; i < tasks; ++i) {
+        loops.push_back(std::make_unique<Loop<C>>());
+        loops.back()->g = g.get();
+    }
+    C::init(g->lock.l);
+    bench::WindowResult r;
+    uint64_t ops = 0;
+    {
+        Pool pool;
+        if (!pool.ok()) {
+            state.SkipWithError("the pool could not be created");
+            return;
+        }
+        g->pool = pool.get();
+        for (auto _ : state) {
+            g->stop.store(false, std::memory_order_relaxed);
+            g->done.reset(static_cast<size_t>(tasks));
+            for (auto &l : loops)
+                l->rounds = 0;
+            bench::Snapshot before = bench::snapshot();
+            for (auto &l : loops)
+                loop_acquire<C>(*l);
+            bench::sleep_seconds(bench::min_time());
+            g->stop.store(true, std::memory_order_relaxed);
+            g->done.wait(); // acquire: every loop's rounds are visible
+            bench::Snapshot after = bench::snapshot();
+            r.seconds = after.seconds - before.seconds;
+            r.cpu_seconds = after.cpu_seconds - before.cpu_seconds;
+            r.context_switches = after.context_switches - before.context_switches;
+            r.threads.assign(static_cast<size_t>(tasks), bench::ThreadResult{});
+            for (int i = 0; i < tasks; ++i)
+                r.threads[static_cast<size_t>(i)].ops = loops[static_cast<size_t>(i)]->rounds;
+            bench::set_time_per_op(state, r);
+            ops += r.total_ops();
+        }
+    }
+    C::destroy(g->lock.l);
+    if (g->failed.load())
+        state.SkipWithError("an acquisition failed");
+    else if (g->excess.load() || g->hits.n.load() != ops)
+        state.SkipWithError("more holders than permits, or lost critical sections");
+    bench::report_throughput(state, r);
+}
+
 // ---- registration -------------------------------------------------------
+
+// The loop rows of the asynchronous, exclusive contenders.
+template <class C> void register_loop(const std::string &name, int n)
+{
+    if constexpr (C::async && C::exclusive)
+        bench::add_windowed(name, [n](benchmark::State &s) { looped<C>(s, n); });
+}
 
 template <class T, class... Cs> void register_table(List<Cs...>)
 {
@@ -461,6 +592,11 @@ template <class T, class... Cs> void register_table(List<Cs...>)
         (bench::add_windowed(bench::row_name("async", con.c_str(), Cs::name, p),
                              [p](benchmark::State &s) { contended<Cs>(s, p); }),
          ...);
+    if constexpr (T::loop) {
+        std::string loop = std::string(T::name) + "_loop";
+        for (int n : kLoopTasks)
+            (register_loop<Cs>(bench::row_name("async", loop.c_str(), Cs::name, n), n), ...);
+    }
 }
 
 template <class... Ts> void register_tables()

@@ -115,6 +115,21 @@ int park__acq_enqueue(park_task_t *t, unsigned flags)
     return r;
 }
 
+/* park__acq_enqueue for an acquisition nobody else can reach yet (made by
+ * the caller, never left queued): its references are set by a plain store
+ * rather than an RMW each way. */
+static int acq_enqueue_unshared(park_task_t *t)
+{
+    acq_t *a = acq_of(t);
+    /* relaxed: t is the caller's alone; the bucket lock publishes the hold
+     * with the waiter, as in park__acq_enqueue. */
+    atomic_store_explicit(&t->refs, 1 | PARK__TASK_HOLD, memory_order_relaxed);
+    int r = park__wait_enqueue(a->key, &a->waiter, 0, a->ops->wait, a->ctx);
+    if (r != PARK__WAIT_QUEUED) /* never queued: still the caller's alone */
+        atomic_store_explicit(&t->refs, 1, memory_order_relaxed);
+    return r;
+}
+
 park_task_t *park__acq_grant_now(park_task_t *t, uintptr_t grant)
 {
     acq_t *a = acq_of(t);
@@ -152,7 +167,7 @@ park_task_t *park__acquire_async(park_pool_t *pool, const park__acq_ops_t *ops, 
         if (!t && !(t = park__acq_new(pool, ops, key, want)))
             return NULL;
         memcpy(acq_of(t)->ctx, ctx, ctx_size);
-        if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED) {
+        if (acq_enqueue_unshared(t) == PARK__WAIT_QUEUED) {
             park__acq_deadline(t, deadline);
             return t;
         }

@@ -148,7 +148,7 @@ struct wake_ctx {
     bool again;      /* the stored word has W, free permits and no K */
     uint32_t handed; /* permits of n handed to waiters by select */
     int result;      /* 0 or EOVERFLOW */
-    park_time_t now; /* for park__wait_owed */
+    park_time_t now; /* for park__wait_owed; 0 until a thread waiter needs it */
 };
 
 /* Once, under the bucket lock, before anything is granted: a release
@@ -163,7 +163,6 @@ static bool wake_check(struct wake_ctx *r)
             r->result = EOVERFLOW;
             r->n = 0;
         }
-        r->now = park_now();
     }
     return r->result == 0;
 }
@@ -176,6 +175,9 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
     struct wake_ctx *r = ctx;
     if (!wake_check(r))
         return PARK__SELECT_STOP;
+    /* The clock only for a thread: an asynchronous waiter is always owed. */
+    if (!w->notify && r->now == 0)
+        r->now = park_now();
     if (park__wait_owed(w, r->now)) {
         if (r->n) {
             r->n--;

@@ -8,8 +8,11 @@
  * Continuations (park_task_then) always run on a pool, never within the
  * call that completed the task and never within park_task_then itself,
  * also when the task had completed before they were registered. A worker
- * that completes a task queues the continuations meant for its own pool on
- * its own ring; everything else goes through the pool's shared queue.
+ * that completes a task (or registers on a completed one) runs the first
+ * continuation meant for its own pool next, ahead of its queue, unless
+ * three such continuations in a row ran before it (then the queued work
+ * gets a turn first); it queues the others on its own ring; everything
+ * else goes through the pool's shared queue.
  * Continuations of one task are queued in the order they were registered.
  *
  * Ownership: each function that returns a task gives the caller one

@@ -312,7 +312,7 @@ static bool take_submissions(park__worker_t *w, park__job_t *job)
     return false;
 }
 
-static bool find_work(park__worker_t *w, park__job_t *job)
+static bool find_queued(park__worker_t *w, park__job_t *job)
 {
     park_pool_t *pool = w->pool;
     if (park__deque_pop(&w->deque, job) || ring_pop(&w->ring, job))
@@ -338,6 +338,25 @@ static bool find_work(park__worker_t *w, park__job_t *job)
             return true;
     }
     return overflow_pop(pool, job);
+}
+
+/* The LIFO slot first, up to PARK__POOL_LIFO_RUNS times in a row; then the
+ * queues get one look ahead of it. */
+static bool find_work(park__worker_t *w, park__job_t *job)
+{
+    if (!w->lifo.fn) {
+        w->lifo_runs = 0;
+        return find_queued(w, job);
+    }
+    if (w->lifo_runs >= PARK__POOL_LIFO_RUNS) {
+        w->lifo_runs = 0;
+        if (find_queued(w, job))
+            return true; /* the slot waits for this one job */
+    }
+    w->lifo_runs++;
+    *job = w->lifo;
+    w->lifo.fn = NULL;
+    return true;
 }
 
 static void run_job(park__worker_t *w, const park__job_t *job)
@@ -366,11 +385,26 @@ static park__ring_t *shared_ring(park_pool_t *pool)
     return &pool->workers[(mine_plus_one - 1) % pool->n].ring;
 }
 
+/* The worker's job is about to block in lib/wait: its slot goes to its
+ * ring (waking a worker), so that the continuation the job may be waiting
+ * for does not wait for the job. */
+static void lifo_flush(void)
+{
+    park__worker_t *w = tls_worker;
+    if (!w || !w->lifo.fn)
+        return;
+    park__job_t job = w->lifo;
+    w->lifo.fn = NULL;
+    if (park__pool_schedule(w->pool, job.fn, job.arg) != 0)
+        w->lifo = job; /* no memory: it stays, as before the flush */
+}
+
 static void *worker_main(void *arg)
 {
     park__worker_t *w = arg;
     park_pool_t *pool = w->pool;
     tls_worker = w;
+    park__wait_block_hook = lifo_flush;
     for (;;) {
         park__job_t job;
         bool found;
@@ -400,6 +434,7 @@ static void *worker_main(void *arg)
             w->searching = !atomic_load_explicit(&pool->stop, memory_order_acquire);
         }
     }
+    park__wait_block_hook = NULL;
     tls_worker = NULL;
     return NULL;
 }
@@ -463,6 +498,17 @@ int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
      * workers' shared rings, spread by thread. */
     park__ring_t *r = w && w->pool == pool ? &w->ring : shared_ring(pool);
     return push_ring(pool, r, park__ring_push, !w, fn, arg);
+}
+
+int park__pool_schedule_next(park_pool_t *pool, void (*fn)(void *), void *arg)
+{
+    park__worker_t *w = tls_worker;
+    if (w && w->pool == pool && !w->lifo.fn) {
+        w->lifo.fn = fn;
+        w->lifo.arg = arg;
+        return 0;
+    }
+    return park__pool_schedule(pool, fn, arg);
 }
 
 bool park__pool_closing(park_pool_t *pool)

@@ -30,6 +30,11 @@ typedef struct park__worker {
      * latch, and the kick a producer gives it when new work comes. */
     _Atomic(park__latch_t *) waiting_on;
     _Atomic uint32_t kicked;
+    /* The LIFO slot (owner only, plain): the first continuation queued by
+     * the job this worker runs, which it runs next (fn NULL: empty);
+     * lifo_runs counts slot runs since it last looked for other work. */
+    park__job_t lifo;
+    unsigned lifo_runs;
     /* Owner-written counters, read by park_pool_stats. */
     _Atomic uint64_t executed, steals, parks;
 } park__worker_t;
@@ -62,9 +67,22 @@ struct park_pool {
  * drained). */
 bool park__pool_closing(park_pool_t *pool);
 
+/* Consecutive runs from a worker's LIFO slot before it looks at its other
+ * queues first (then the slot waits for one job): the bound that keeps a
+ * chain of continuations from starving queued work. */
+#define PARK__POOL_LIFO_RUNS 3
+
 /* Queues fn(arg) on the pool whether or not it is closing (continuations
  * and internal work): 0 or ENOMEM. */
 int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg);
+
+/* Continuations: as park__pool_schedule, but a worker of this pool keeps
+ * the first one queued by its current job in its LIFO slot and runs it
+ * next, ahead of its queues, without waking anyone (it is warm in this
+ * worker's cache); the rest go to its ring in order. The slot is the
+ * owner's alone: before the worker sleeps in lib/wait (the job blocks) it
+ * moves the slot to its ring, where other workers can take it. */
+int park__pool_schedule_next(park_pool_t *pool, void (*fn)(void *), void *arg);
 
 /* Waits for the latch: a worker helps with other work meanwhile and, with
  * nothing to help, sleeps until new work comes or the latch is set; any

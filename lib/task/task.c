@@ -189,7 +189,7 @@ static void cont_job(void *arg)
 
 static void schedule(cont_t *c)
 {
-    if (park__pool_schedule(c->pool, cont_job, c) != 0)
+    if (park__pool_schedule_next(c->pool, cont_job, c) != 0)
         /* No memory for the overflow list: running it here breaks the
          * "never inline" promise, dropping it would lose it. */
         cont_job(c);

@@ -138,6 +138,8 @@ static bool granted(park__waiter_t *w)
 
 /* Spins, then (if ops->before_sleep agrees) sleeps on w->woken until it is
  * granted or the deadline passes. */
+_Thread_local void (*park__wait_block_hook)(void);
+
 static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wait_ops_t *ops,
                         void *ctx)
 {
@@ -150,6 +152,8 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
     } while (park__spin(&spin));
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))
         return granted(w) ? SLEEP_WOKEN : SLEEP_ABORTED;
+    if (park__wait_block_hook)
+        park__wait_block_hook();
     _Atomic uint32_t *seq = w->batch ? &bucket_of(w->key)->batch_seq : NULL;
     for (;;) {
         /* acquire: pairs with the release increment in wake_granted, so

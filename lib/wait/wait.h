@@ -116,6 +116,11 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want);
  * so that a grant reaches it within nanoseconds. */
 bool park__waiter_asleep(const park__waiter_t *w);
 
+/* Called, when set, by a thread about to sleep on its futex in park__wait
+ * (after its spin), bucket unlocked. Thread-local: the pool sets it on its
+ * workers, to hand work that only the sleeper would run to other workers. */
+extern _Thread_local void (*park__wait_block_hook)(void);
+
 /* park__wait outcomes. */
 enum {
     PARK__WAIT_INVALID,  /* validate returned false: not enqueued */

@@ -474,6 +474,179 @@ TEST(task_then_within_a_continuation_queues_the_new_one)
     ASSERT_EQ(ch.next.err, EIO);
 }
 
+/* ---- the LIFO slot: where a worker's continuation runs, and its bound ------------ */
+
+/* Runs on a worker: submits `behind` (to the worker's queue), then registers
+ * a continuation on the completed task `t`; both record their turn. */
+struct lifo_order {
+    park_pool_t *pool;
+    park_task_t *t;
+    atomic_int turn;
+    int cont_turn, behind_turn;
+    pthread_t job_thread, cont_thread;
+    atomic_bool done;
+};
+
+static void lifo_behind(void *arg)
+{
+    struct lifo_order *o = arg;
+    o->behind_turn = atomic_fetch_add(&o->turn, 1);
+    atomic_store(&o->done, true);
+}
+
+static void lifo_cont(park_task_t *done, void *arg)
+{
+    (void)done;
+    struct lifo_order *o = arg;
+    o->cont_thread = pthread_self();
+    o->cont_turn = atomic_fetch_add(&o->turn, 1);
+}
+
+static void lifo_job(void *arg)
+{
+    struct lifo_order *o = arg;
+    o->job_thread = pthread_self();
+    ASSERT_EQ(park_pool_submit(o->pool, lifo_behind, o), 0);
+    ASSERT_EQ(park_task_then(o->t, o->pool, lifo_cont, o), 0);
+}
+
+TEST(task_continuation_queued_by_a_worker_runs_next_on_that_worker)
+{
+    park_pool_t *pool = pool_new(1);
+    struct lifo_order o;
+    memset(&o, 0, sizeof o);
+    o.pool = pool;
+    o.t = task_new();
+    ASSERT_EQ(park_task_complete(o.t, 0, NULL), 0);
+    ASSERT_EQ(park_pool_submit(pool, lifo_job, &o), 0);
+    AWAIT(atomic_load(&o.done));
+    park_pool_destroy(pool);
+    /* Queued after the submission, run before it, on the same worker. */
+    ASSERT_EQ(o.cont_turn, 0);
+    ASSERT_EQ(o.behind_turn, 1);
+    ASSERT_TRUE(pthread_equal(o.cont_thread, o.job_thread));
+    park_task_release(o.t);
+}
+
+/* A continuation that registers itself again on a completed task, for ever
+ * unless `other` work ran: each link runs from the worker's LIFO slot.
+ * Without the slot's bound the chain would hold the one worker until
+ * LIFO_CHAIN_MAX links and the other work would wait for all of them. */
+#define LIFO_CHAIN_MAX 1000000
+
+struct lifo_chain {
+    park_pool_t *pool;
+    park_task_t *t;    /* completed: every link is registered on it */
+    park_task_t *done; /* completed by the last link */
+    atomic_int links;
+    atomic_bool other_ran;
+    int links_when_other_ran;
+};
+
+static void lifo_link(park_task_t *t, void *arg)
+{
+    (void)t;
+    struct lifo_chain *ch = arg;
+    int n = atomic_fetch_add(&ch->links, 1) + 1;
+    if (atomic_load(&ch->other_ran) || n >= LIFO_CHAIN_MAX)
+        ASSERT_EQ(park_task_complete(ch->done, 0, NULL), 0);
+    else
+        ASSERT_EQ(park_task_then(ch->t, ch->pool, lifo_link, ch), 0);
+}
+
+static void lifo_other(void *arg)
+{
+    struct lifo_chain *ch = arg;
+    ch->links_when_other_ran = atomic_load(&ch->links);
+    atomic_store(&ch->other_ran, true);
+}
+
+/* Starts the chain, then queues the other work on the worker's own queue. */
+static void lifo_chain_start(void *arg)
+{
+    struct lifo_chain *ch = arg;
+    ASSERT_EQ(park_task_then(ch->t, ch->pool, lifo_link, ch), 0);
+    ASSERT_EQ(park_pool_submit(ch->pool, lifo_other, ch), 0);
+}
+
+static void lifo_chain_init(struct lifo_chain *ch, park_pool_t *pool)
+{
+    memset(ch, 0, sizeof *ch);
+    ch->pool = pool;
+    ch->t = task_new();
+    ASSERT_EQ(park_task_complete(ch->t, 0, NULL), 0);
+    ch->done = task_new();
+}
+
+static void lifo_chain_finish(struct lifo_chain *ch)
+{
+    ASSERT_EQ(park_task_wait(ch->done, NULL), 0);
+    park_pool_destroy(ch->pool);
+    ASSERT_TRUE(atomic_load(&ch->other_ran));
+    /* The other work ran within a few links, not after the whole chain. */
+    ASSERT_LT(ch->links_when_other_ran, LIFO_CHAIN_MAX);
+    ASSERT_LT(atomic_load(&ch->links), LIFO_CHAIN_MAX);
+    park_task_release(ch->t);
+    park_task_release(ch->done);
+}
+
+TEST(task_continuation_chain_on_a_worker_does_not_starve_its_queue)
+{
+    struct lifo_chain ch;
+    lifo_chain_init(&ch, pool_new(1));
+    ASSERT_EQ(park_pool_submit(ch.pool, lifo_chain_start, &ch), 0);
+    lifo_chain_finish(&ch);
+}
+
+TEST(task_continuation_chain_on_a_worker_does_not_starve_outside_submissions)
+{
+    struct lifo_chain ch;
+    lifo_chain_init(&ch, pool_new(1));
+    ASSERT_EQ(park_task_then(ch.t, ch.pool, lifo_link, &ch), 0);
+    AWAIT(atomic_load(&ch.links) > 0); /* the chain holds the one worker */
+    ASSERT_EQ(park_pool_submit(ch.pool, lifo_other, &ch), 0);
+    lifo_chain_finish(&ch);
+}
+
+/* A job that blocks on a semaphore only the continuation it queued will
+ * release: the continuation leaves the blocked worker's slot for the other
+ * worker. */
+struct lifo_block {
+    park_pool_t *pool;
+    park_task_t *t;
+    park_sem_t sem;
+    atomic_bool done;
+};
+
+static void lifo_release(park_task_t *t, void *arg)
+{
+    (void)t;
+    ASSERT_EQ(park_sem_release(&((struct lifo_block *)arg)->sem, 1), 0);
+}
+
+static void lifo_block_job(void *arg)
+{
+    struct lifo_block *b = arg;
+    ASSERT_EQ(park_task_then(b->t, b->pool, lifo_release, b), 0);
+    park_sem_acquire(&b->sem);
+    atomic_store(&b->done, true);
+}
+
+TEST(task_continuation_queued_by_a_job_that_then_blocks_runs_on_another_worker)
+{
+    struct lifo_block b;
+    memset(&b, 0, sizeof b);
+    b.pool = pool_new(2);
+    b.t = task_new();
+    ASSERT_EQ(park_task_complete(b.t, 0, NULL), 0);
+    ASSERT_EQ(park_sem_init(&b.sem, 0, 1), 0);
+    ASSERT_EQ(park_pool_submit(b.pool, lifo_block_job, &b), 0);
+    AWAIT(atomic_load(&b.done));
+    park_pool_destroy(b.pool);
+    ASSERT_EQ(park_sem_destroy(&b.sem), 0);
+    park_task_release(b.t);
+}
+
 #define MANY_CONTS 200
 
 TEST(task_many_continuations_each_run_once)
@@ -1806,6 +1979,10 @@ TEST(task_then_after_release_aborts_with_a_message_naming_park_task_then)
 
 static const test_case_t tests[] = {
     TEST_ENTRY(task_new_is_pending),
+    TEST_ENTRY(task_continuation_queued_by_a_worker_runs_next_on_that_worker),
+    TEST_ENTRY(task_continuation_chain_on_a_worker_does_not_starve_its_queue),
+    TEST_ENTRY(task_continuation_chain_on_a_worker_does_not_starve_outside_submissions),
+    TEST_ENTRY(task_continuation_queued_by_a_job_that_then_blocks_runs_on_another_worker),
     TEST_ENTRY(task_complete_sets_the_error_and_result),
     TEST_ENTRY(task_result_is_einprogress_then_the_error),
     TEST_ENTRY(task_complete_twice_is_ealready_and_keeps_the_first),

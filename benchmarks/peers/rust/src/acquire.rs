@@ -1,9 +1,9 @@
 //! async rows: tokio::sync Semaphore, Mutex and RwLock acquired with
 //! `.await`, with the loop bodies of the C++ harness's async.cpp.
 
-use crate::harness::{run_window, single, Padded, Sample, Snapshot, ThreadResult, Window};
+use crate::harness::{run_window, single, time_window, Padded, Sample, Snapshot, ThreadResult, Window};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Workers of the runtime of every row, as the C++ rows' park pool.
 const WORKERS: usize = 2;
@@ -217,6 +217,45 @@ pub fn contended(kind: Kind, producers: usize, min_time: f64) -> Sample {
             ops += BATCH as u64;
         }
         ThreadResult { ops, worst_wait_ticks: 0, samples: Vec::new() }
+    });
+    drop(rt);
+    assert!(!g.excess.load(Ordering::Relaxed), "more holders than permits");
+    assert_eq!(g.hits.0.load(Ordering::Relaxed), r.total_ops(), "lost critical sections");
+    crate::harness::report_throughput(&r)
+}
+
+// ---- loop -------------------------------------------------------------------
+
+/// N tasks (threads:N) on a 2-worker runtime, each looping: acquire
+/// (`.await`), run the critical section, release; no producer thread.
+/// real_time = ns per round of all tasks together; items_per_second =
+/// rounds per second.
+pub fn looped(kind: Kind, tasks: usize, min_time: f64) -> Sample {
+    let rt = runtime();
+    let g = Arc::new(Shared::new());
+    let w = Arc::new(Window::default());
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let (g, w) = (g.clone(), w.clone());
+            rt.spawn(async move {
+                let mut ops = 0u64;
+                w.start_async().await;
+                while w.running() {
+                    g.section(kind).await;
+                    ops += 1;
+                }
+                ThreadResult { ops, worst_wait_ticks: 0, samples: Vec::new() }
+            })
+        })
+        .collect();
+    let r = time_window(&w, tasks, min_time, || {
+        rt.block_on(async {
+            let mut v = Vec::with_capacity(tasks);
+            for h in handles {
+                v.push(h.await.expect("benchmark task"));
+            }
+            v
+        })
     });
     drop(rt);
     assert!(!g.excess.load(Ordering::Relaxed), "more holders than permits");

@@ -174,6 +174,14 @@ fn rows() -> Vec<Row> {
             }));
         }
     }
+    let looped = [("sem", acquire::Kind::Sem), ("mutex", acquire::Kind::Mutex), ("rwlock_write", acquire::Kind::Write)];
+    for &(prim, kind) in looped.iter() {
+        for &n in [2usize, 4, 8].iter() {
+            r.push(Row::new(format!("async/{}_loop/rust_tokio/threads:{}", prim, n), n as u32, move |m, _| {
+                acquire::looped(kind, n, m)
+            }));
+        }
+    }
 
     for &cap in [1usize, 64, 1024].iter() {
         r.push(Row::new(format!("chan/spsc_cap{}/rust_crossbeam", cap), 1, move |m, _| chan::throughput(cap, 1, 1, m)));
