@@ -203,6 +203,17 @@ run_case sem-no-pass            sem.pml     lost-wakeup "-DTIMEOUTS -DNO_PASS"
 run_case sem-keep-k             sem.pml     lost-wakeup "-DKEEP_K"
 run_case sem-no-again           sem.pml     lost-wakeup "-DTIMEOUTS -DNO_AGAIN"
 
+# park_lazy and park_once (lib/lazy.c): runs never overlap, at most one
+# succeeds, a failed run rolls back and its queued callers get its error,
+# a re-entrant call gets EDEADLK, and no caller sleeps forever. Broken: a
+# validate that queues behind a run that has ended, an end of run that
+# never looks for queued callers, a re-entrant call that waits for itself.
+run_case lazy                   lazy.pml    pass        "-DTIMED -DREENTRY"
+run_case lazy-4-fails           lazy.pml    pass        "-DNPROC=4 -DFAILS=2 -DTIMED -DREENTRY"
+run_case lazy-no-recheck        lazy.pml    lost-wakeup "-DNO_RECHECK"
+run_case lazy-blind-end         lazy.pml    lost-wakeup "-DBLIND_END"
+run_case lazy-no-reentry        lazy.pml    lost-wakeup "-DREENTRY -DNO_REENTRY"
+
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
     run_case pool-joiner-2      pool.pml    pass      "-DJOINER" safety 26
