@@ -202,6 +202,16 @@ run_case sem-2-permits          sem.pml     pass        "-DPERMITS=2 -DTHREADS=4
 run_case sem-no-pass            sem.pml     lost-wakeup "-DTIMEOUTS -DNO_PASS"
 run_case sem-keep-k             sem.pml     lost-wakeup "-DKEEP_K"
 run_case sem-no-again           sem.pml     lost-wakeup "-DTIMEOUTS -DNO_AGAIN"
+run_case sem-queued-timeouts    sem.pml     pass        "-DTIMEOUTS -DQUEUED_TIMEOUTS"
+# The FIFO semaphore (park_sem_init_fifo): every permit handed to the
+# queue's head under the bucket lock, W => count == 0, timed-out waiters
+# leave no permit behind; a release that adds to the count while W is set,
+# or a validate that does not re-read the count, leaves sleepers beside a
+# free permit.
+run_case sem-fifo               sem.pml     pass        "-DFIFO -DQUEUED_TIMEOUTS"
+run_case sem-fifo-2-permits     sem.pml     pass        "-DFIFO -DQUEUED_TIMEOUTS -DPERMITS=2 -DTHREADS=4 -DROUNDS=1"
+run_case sem-fifo-barge         sem.pml     lost-wakeup "-DFIFO -DFIFO_BARGE"
+run_case sem-fifo-no-recheck    sem.pml     lost-wakeup "-DFIFO -DFIFO_NO_RECHECK"
 
 # park_lazy and park_once (lib/lazy.c): runs never overlap, at most one
 # succeeds, a failed run rolls back and its queued callers get its error,
