@@ -6,7 +6,9 @@
 # expects: "pass" (no error), "lost-wakeup" (an invalid end state: a thread
 # blocked forever), "exclusion" (the critical-section assertion) or
 # "permit" (a permit lost or duplicated, or a task freed twice) or
-# "stranded" (work left queued while every worker sleeps). The
+# "stranded" (work left queued while every worker sleeps) or "once" (an
+# exactly-once or ordering assertion: a run, an item or a continuation
+# lost, doubled or seen before its outcome was published). The
 # broken variants must fail, which shows the checks can fail at all.
 #
 # PARK_MODEL_DEFS (e.g. -DSC_UNLOCK) is added to every case's switches. With
@@ -95,7 +97,7 @@ run_case()
     fi
     case $expect:$found in
     pass:none | lost-wakeup:lost-wakeup | exclusion:assertion | permit:assertion | \
-        stranded:assertion)
+        stranded:assertion | once:assertion)
         printf 'ok   %-28s %-12s states %-10s %ss  (%s)\n' "$name" "$expect" \
             "${states:-?}" "${secs:-?}" "spin -D: $defs" ;;
     *)
@@ -223,6 +225,19 @@ run_case lazy-4-fails           lazy.pml    pass        "-DNPROC=4 -DFAILS=2 -DT
 run_case lazy-no-recheck        lazy.pml    lost-wakeup "-DNO_RECHECK"
 run_case lazy-blind-end         lazy.pml    lost-wakeup "-DBLIND_END"
 run_case lazy-no-reentry        lazy.pml    lost-wakeup "-DREENTRY -DNO_REENTRY"
+
+# A task's completion (lib/task/task.c): of a complete and a cancel, one
+# wins and the other returns EALREADY once the outcome is visible; each
+# continuation runs once, after done, whether it was listed or found the
+# list closed; the task is freed once, after its last use. Broken: the list
+# closed before done is set, the list taken and closed in two steps, a
+# loser that does not wait for done, a latch validate that does not look
+# for SET again.
+run_case task                   task.pml    pass        ""
+run_case task-close-first       task.pml    once        "-DCLOSE_FIRST"
+run_case task-split-close       task.pml    once        "-DSPLIT_CLOSE"
+run_case task-loser-no-wait     task.pml    once        "-DLOSER_NO_WAIT"
+run_case task-latch-no-recheck  task.pml    lost-wakeup "-DLATCH_NO_RECHECK"
 
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
