@@ -239,6 +239,20 @@ run_case task-split-close       task.pml    once        "-DSPLIT_CLOSE"
 run_case task-loser-no-wait     task.pml    once        "-DLOSER_NO_WAIT"
 run_case task-latch-no-recheck  task.pml    lost-wakeup "-DLATCH_NO_RECHECK"
 
+# The channel (lib/chan.c): a one-cell ring going full against sleeping
+# senders and empty against sleeping receivers; every item received once,
+# nobody left asleep beside room or an item. Broken: a validate that does
+# not look at the ring again after setting its flag (either side), a send
+# that reads RWAIT before its reservation instead of after.
+run_case chan                   chan.pml    pass        ""
+run_case chan-2-receivers       chan.pml    pass        "-DSENDERS=1 -DRECEIVERS=2 -DPER=2"
+run_case chan-2x2               chan.pml    pass        "-DSENDERS=2 -DRECEIVERS=2"
+run_case chan-3-senders         chan.pml    pass        "-DSENDERS=3"
+run_case chan-3-senders-cap2    chan.pml    pass        "-DSENDERS=3 -DCAP=2"
+run_case chan-recv-no-recheck   chan.pml    lost-wakeup "-DRECV_NO_RECHECK -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
+run_case chan-send-no-recheck   chan.pml    lost-wakeup "-DSEND_NO_RECHECK"
+run_case chan-kick-early        chan.pml    lost-wakeup "-DKICK_EARLY"
+
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
     run_case pool-joiner-2      pool.pml    pass      "-DJOINER" safety 26
