@@ -5,7 +5,8 @@
 # of switches, runs it, and compares what Spin found with what the case
 # expects: "pass" (no error), "lost-wakeup" (an invalid end state: a thread
 # blocked forever), "exclusion" (the critical-section assertion) or
-# "permit" (a permit lost or duplicated, or a task freed twice) or
+# "permit" (a permit or a read hold lost or duplicated, or a task freed
+# twice) or
 # "stranded" (work left queued while every worker sleeps) or "once" (an
 # exactly-once or ordering assertion: a run, an item or a continuation
 # lost, doubled or seen before its outcome was published). The
@@ -252,6 +253,21 @@ run_case chan-3-senders-cap2    chan.pml    pass        "-DSENDERS=3 -DCAP=2"
 run_case chan-recv-no-recheck   chan.pml    lost-wakeup "-DRECV_NO_RECHECK -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 run_case chan-send-no-recheck   chan.pml    lost-wakeup "-DSEND_NO_RECHECK"
 run_case chan-kick-early        chan.pml    lost-wakeup "-DKICK_EARLY"
+
+# The rwlock (lib/rwlock.c): writer preference (WW, D and the last reader's
+# hand-over), the reader batch, downgrade, a timed-out writer that admits
+# the readers behind it, and writers handed the lock or woken to retry;
+# readers and writers exclude each other and nobody is left asleep.
+# Broken: WW without D behind readers, a timed-out writer that admits
+# nobody, a hand-off without W, a finish that does not re-read the word.
+run_case rwlock                 rwlock.pml  pass        "-DITERS=2 -DTIMED"
+run_case rwlock-downgrade       rwlock.pml  pass        "-DITERS=2 -DTIMED -DDOWNGRADE"
+run_case rwlock-2-writers       rwlock.pml  pass        "-DNWRITERS=2 -DNREADERS=1 -DITERS=2 -DTIMED"
+run_case rwlock-2x2             rwlock.pml  pass        "-DNWRITERS=2 -DNREADERS=2 -DTIMED -DDOWNGRADE"
+run_case rwlock-no-drain        rwlock.pml  lost-wakeup "-DNO_DRAIN"
+run_case rwlock-no-admit        rwlock.pml  lost-wakeup "-DNO_ADMIT -DTIMED"
+run_case rwlock-handoff-no-w    rwlock.pml  exclusion   "-DHANDOFF_NO_W"
+run_case rwlock-plan-stale      rwlock.pml  permit      "-DPLAN_STALE -DTIMED"
 
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
