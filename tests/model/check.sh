@@ -213,6 +213,7 @@ run_case sem-queued-timeouts    sem.pml     pass        "-DTIMEOUTS -DQUEUED_TIM
 # free permit.
 run_case sem-fifo               sem.pml     pass        "-DFIFO -DQUEUED_TIMEOUTS"
 run_case sem-fifo-2-permits     sem.pml     pass        "-DFIFO -DQUEUED_TIMEOUTS -DPERMITS=2 -DTHREADS=4 -DROUNDS=1"
+run_case sem-fifo-termination   sem.pml     pass        "-DFIFO -DQUEUED_TIMEOUTS" np
 run_case sem-fifo-barge         sem.pml     lost-wakeup "-DFIFO -DFIFO_BARGE"
 run_case sem-fifo-no-recheck    sem.pml     lost-wakeup "-DFIFO -DFIFO_NO_RECHECK"
 
@@ -223,6 +224,7 @@ run_case sem-fifo-no-recheck    sem.pml     lost-wakeup "-DFIFO -DFIFO_NO_RECHEC
 # never looks for queued callers, a re-entrant call that waits for itself.
 run_case lazy                   lazy.pml    pass        "-DTIMED -DREENTRY"
 run_case lazy-4-fails           lazy.pml    pass        "-DNPROC=4 -DFAILS=2 -DTIMED -DREENTRY"
+run_case lazy-termination       lazy.pml    pass        "-DTIMED -DREENTRY" np
 run_case lazy-no-recheck        lazy.pml    lost-wakeup "-DNO_RECHECK"
 run_case lazy-blind-end         lazy.pml    lost-wakeup "-DBLIND_END"
 run_case lazy-no-reentry        lazy.pml    lost-wakeup "-DREENTRY -DNO_REENTRY"
@@ -235,6 +237,7 @@ run_case lazy-no-reentry        lazy.pml    lost-wakeup "-DREENTRY -DNO_REENTRY"
 # loser that does not wait for done, a latch validate that does not look
 # for SET again.
 run_case task                   task.pml    pass        ""
+run_case task-termination       task.pml    pass        "" np
 run_case task-close-first       task.pml    once        "-DCLOSE_FIRST"
 run_case task-split-close       task.pml    once        "-DSPLIT_CLOSE"
 run_case task-loser-no-wait     task.pml    once        "-DLOSER_NO_WAIT"
@@ -250,6 +253,7 @@ run_case chan-2-receivers       chan.pml    pass        "-DSENDERS=1 -DRECEIVERS
 run_case chan-2x2               chan.pml    pass        "-DSENDERS=2 -DRECEIVERS=2"
 run_case chan-3-senders         chan.pml    pass        "-DSENDERS=3"
 run_case chan-3-senders-cap2    chan.pml    pass        "-DSENDERS=3 -DCAP=2"
+run_case chan-termination       chan.pml    pass        "-DSENDERS=1 -DRECEIVERS=2 -DPER=2" np
 run_case chan-recv-no-recheck   chan.pml    lost-wakeup "-DRECV_NO_RECHECK -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 run_case chan-send-no-recheck   chan.pml    lost-wakeup "-DSEND_NO_RECHECK"
 run_case chan-kick-early        chan.pml    lost-wakeup "-DKICK_EARLY"
@@ -264,6 +268,7 @@ run_case rwlock                 rwlock.pml  pass        "-DITERS=2 -DTIMED"
 run_case rwlock-downgrade       rwlock.pml  pass        "-DITERS=2 -DTIMED -DDOWNGRADE"
 run_case rwlock-2-writers       rwlock.pml  pass        "-DNWRITERS=2 -DNREADERS=1 -DITERS=2 -DTIMED"
 run_case rwlock-2x2             rwlock.pml  pass        "-DNWRITERS=2 -DNREADERS=2 -DTIMED -DDOWNGRADE"
+run_case rwlock-termination     rwlock.pml  pass        "-DNWRITERS=2 -DNREADERS=1 -DTIMED" np
 run_case rwlock-no-drain        rwlock.pml  lost-wakeup "-DNO_DRAIN"
 run_case rwlock-no-admit        rwlock.pml  lost-wakeup "-DNO_ADMIT -DTIMED"
 run_case rwlock-handoff-no-w    rwlock.pml  exclusion   "-DHANDOFF_NO_W"
