@@ -260,7 +260,8 @@ run_case chan-kick-early        chan.pml    lost-wakeup "-DKICK_EARLY"
 
 # The rwlock (lib/rwlock.c): writer preference (WW, D and the last reader's
 # hand-over), the reader batch, downgrade, a timed-out writer that admits
-# the readers behind it, and writers handed the lock or woken to retry;
+# the readers behind it, a timed-out reader, and writers handed the lock
+# or woken to retry;
 # readers and writers exclude each other and nobody is left asleep.
 # Broken: WW without D behind readers, a timed-out writer that admits
 # nobody, a hand-off without W, a finish that does not re-read the word.
@@ -268,6 +269,7 @@ run_case rwlock                 rwlock.pml  pass        "-DITERS=2 -DTIMED"
 run_case rwlock-downgrade       rwlock.pml  pass        "-DITERS=2 -DTIMED -DDOWNGRADE"
 run_case rwlock-2-writers       rwlock.pml  pass        "-DNWRITERS=2 -DNREADERS=1 -DITERS=2 -DTIMED"
 run_case rwlock-2x2             rwlock.pml  pass        "-DNWRITERS=2 -DNREADERS=2 -DTIMED -DDOWNGRADE"
+run_case rwlock-timed-reader    rwlock.pml  pass        "-DITERS=2 -DTIMED -DTIMED_READER -DDOWNGRADE"
 run_case rwlock-termination     rwlock.pml  pass        "-DNWRITERS=2 -DNREADERS=1 -DTIMED" np
 run_case rwlock-no-drain        rwlock.pml  lost-wakeup "-DNO_DRAIN"
 run_case rwlock-no-admit        rwlock.pml  lost-wakeup "-DNO_ADMIT -DTIMED"

@@ -5,7 +5,9 @@
  * doing ITERS times: lock, critical section, unlock. With -DDOWNGRADE the
  * writers downgrade their write hold to a read hold, then read-unlock.
  * With -DTIMED the first writer uses park_rwlock_write_lock_until with a
- * deadline that may pass at any check or while it is queued.
+ * deadline that may pass at any check or while it is queued; with
+ * -DTIMED_READER the last reader uses park_rwlock_read_lock_until so (a
+ * queued reader that gives up: read_removed clears RQ if it was the last).
  *   - The state word, exactly: the read holds (n, 0 to 7 here), D (DRAIN),
  *     RQ, WW and W; beside it, under the bucket lock, wqueued (writers
  *     queued or woken to retry and not back: in flight), rqueued and
@@ -81,6 +83,11 @@
 #define TIMED_PID 0
 #else
 #define TIMED_PID NPROC
+#endif
+#ifdef TIMED_READER
+#define TREAD_PID (NPROC - 1)
+#else
+#define TREAD_PID NPROC
 #endif
 
 #define RMASK 7 /* the read holds */
@@ -277,9 +284,10 @@ inline release_slow(op)
     }
 }
 
+/* read_lock(_until): got = 1, or 0 if the deadline passed. */
 inline read_lock()
 {
-    atomic { /* the inline CAS loop */
+    atomic { /* the inline CAS loop (read_wait's first try_read) */
         if
         :: !(state & (WB | WW | D)) -> state++; got = 1
         :: else -> got = 0
@@ -287,8 +295,9 @@ inline read_lock()
     };
     do
     :: got -> break
+    :: !got && me == TREAD_PID -> break /* the deadline passed */
     :: else ->
-        atomic { /* read_wait: validate and enqueue, bucket locked */
+        atomic { /* read validate and enqueue, bucket locked */
             !lock;
             if
             :: !(state & (WB | WW | D)) -> state++; got = 1 /* try_read */
@@ -300,8 +309,27 @@ inline read_lock()
         };
         if
         :: got -> break
-        :: else ->
-            grant[me] == HANDOFF -> grant[me] = NONE; got = 1 /* asleep until granted */
+        :: else
+        fi;
+        if
+        :: atomic { grant[me] == HANDOFF -> grant[me] = NONE; got = 1 }; break
+        :: atomic { /* the deadline passed while queued (grant beats it) */
+                me == TREAD_PID && !lock && grant[me] == NONE && pend[me] == NONE ->
+                j = 0;
+                do
+                :: q[j] == me -> break
+                :: else -> j++
+                od;
+                dequeue_at(j);
+                /* read_removed */
+                rqueued--;
+                if
+                :: rqueued == 0 -> wstreak = 0; state = state & ~RQ
+                :: else
+                fi;
+                invariants()
+            };
+            break
         fi
     od
 }
@@ -456,9 +484,13 @@ proctype Thread(byte me)
             fi
         :: else ->
             read_lock();
-            atomic { in_readers++; assert(in_writers == 0) };
-            in_readers--;
-            read_unlock()
+            if
+            :: got ->
+                atomic { in_readers++; assert(in_writers == 0) };
+                in_readers--;
+                read_unlock()
+            :: else
+            fi
         fi;
         i++
     :: else -> break
