@@ -26,6 +26,14 @@
  *     while there is one; clear the side's flag when nobody is left; read
  *     the other side's flag if anything moved; wake after unlocking.
  *     park__chan_settle runs the kicks until nothing moves.
+ *   - With -DCLOSE a thread closes the channel meanwhile (park_chan_close:
+ *     CLOSED in tail, then the senders' closing kick, EPIPE to every queued
+ *     sender, then the receivers', an item or EPIPE to each, then settle).
+ *     A send fails with EPIPE once it sees CLOSED (in its reservation, or
+ *     in validate before or after setting SWAIT); a receive once it finds
+ *     the ring empty and closed (in ring_pop, or in validate after setting
+ *     RWAIT and finding nothing to claim). Senders and receivers stop at
+ *     their first EPIPE.
  *   - Spinning is abstracted: one attempt before queueing.
  * Every access is sequentially consistent: the orders that matter (a
  * reservation's CAS before its read of the other side's flag; the flag's
@@ -34,10 +42,13 @@
  * acquire/release seq.
  *
  * Checked:
- *   - every item is received exactly once (none lost, none doubled);
+ *   - every item is received exactly once (none lost, none doubled); with
+ *     CLOSE, every item whose send returned 0 is received once or left in
+ *     the ring, and no other item is received or left;
  *   - no lost wake-up: every thread finishes (a sender asleep beside
  *     room, or a receiver beside an item, is an invalid end state);
- *   - at the end the ring is empty and neither flag is set.
+ *   - at the end neither flag is set, nobody is queued, and (without
+ *     CLOSE) every send returned 0 and the ring is empty.
  *
  * Broken variants (must fail):
  *   RECV_NO_RECHECK  recv_validate queues after setting RWAIT without
@@ -46,7 +57,11 @@
  *                    looking for room that came meanwhile (lost wake-up)
  *   KICK_EARLY       a lock-free send reads RWAIT before its reservation,
  *                    not after: a receiver that queued in between is
- *                    never kicked (lost wake-up) */
+ *                    never kicked (lost wake-up)
+ *   RECV_NO_CLOSED   (with CLOSE) recv_validate does not look for CLOSED
+ *                    after finding nothing to claim: a receiver that
+ *                    queues after the close's kick sleeps forever (lost
+ *                    wake-up) */
 
 #ifndef CAP
 #define CAP 1
@@ -69,6 +84,7 @@
 
 #define NONE 255
 #define OK 0
+#define EPIPE 1
 
 byte tail = 0;
 byte head = 0;
@@ -86,6 +102,8 @@ byte sitem[NTHREADS]; /* a queued sender's item */
 byte slot[NTHREADS];  /* a queued receiver's slot: the item granted */
 byte grant[NTHREADS]; /* NONE until granted */
 byte recvd[ITEMS + 1]; /* receipts per item */
+bool sent[ITEMS + 1];  /* items whose send returned 0 */
+bool closed = 0;       /* CLOSED in tail */
 byte finished = 0;
 
 inline dequeue_rq()
@@ -128,8 +146,24 @@ inline take(pos, it)
     }
 }
 
-/* kick_receivers: hands items to the oldest queued receivers; moved;
- * other: SWAIT was set (read if anything moved). */
+/* Delivers the grants of a kick after its unlock: OK (pendr) or EPIPE
+ * (pende). */
+inline deliver()
+{
+    for (k : 0 .. NTHREADS - 1) {
+        if
+        :: pendr & (1 << k) -> grant[k] = OK
+        :: pende & (1 << k) -> grant[k] = EPIPE
+        :: else
+        fi
+    }
+    pendr = 0;
+    pende = 0
+}
+
+/* kick_receivers: hands items to the oldest queued receivers (closing:
+ * EPIPE to those left without one); moved; other: SWAIT was set (read if
+ * anything moved). */
 inline kick_receivers()
 {
     atomic { !rlock -> rlock = 1 };
@@ -143,13 +177,14 @@ inline kick_receivers()
             :: else -> got = 0
             fi
         };
+        w = rq[0];
         if
         :: got ->
             take(pos, kit);
-            w = rq[0];
             dequeue_rq();
             slot[w] = kit; pendr = pendr | (1 << w);
             moved++
+        :: !got && closing -> dequeue_rq(); pende = pende | (1 << w)
         :: else -> break
         fi
     :: else -> break
@@ -164,38 +199,37 @@ inline kick_receivers()
         :: else
         fi;
         rlock = 0;
-        /* woken after the unlock */
-        for (k : 0 .. NTHREADS - 1) {
-            if
-            :: pendr & (1 << k) -> grant[k] = OK
-            :: else
-            fi
-        }
-        pendr = 0
+        deliver() /* woken after the unlock */
     }
 }
 
-/* kick_senders: moves the oldest queued senders' items in. */
+/* kick_senders: moves the oldest queued senders' items in (closing: EPIPE
+ * to every queued sender). */
 inline kick_senders()
 {
     atomic { !slock -> slock = 1 };
     moved = 0; other = 0;
     do
     :: sqlen > 0 ->
-        atomic {
-            if
-            :: tail - head < CAP -> pos = tail; tail++; got = 1 /* reserve_owned */
-            :: else -> got = 0
-            fi
-        };
+        w = sq[0];
         if
-        :: got ->
-            w = sq[0];
-            put(pos, sitem[w]);
-            dequeue_sq();
-            pendr = pendr | (1 << w);
-            moved++
-        :: else -> break
+        :: closing -> dequeue_sq(); pende = pende | (1 << w)
+        :: else ->
+            atomic {
+                if
+                :: tail - head < CAP && !closed ->
+                    pos = tail; tail++; got = 1 /* reserve_owned */
+                :: else -> got = 0
+                fi
+            };
+            if
+            :: got ->
+                put(pos, sitem[w]);
+                dequeue_sq();
+                pendr = pendr | (1 << w);
+                moved++
+            :: else -> break
+            fi
         fi
     :: else -> break
     od;
@@ -209,13 +243,7 @@ inline kick_senders()
         :: else
         fi;
         slock = 0;
-        for (k : 0 .. NTHREADS - 1) {
-            if
-            :: pendr & (1 << k) -> grant[k] = OK
-            :: else
-            fi
-        }
-        pendr = 0
+        deliver()
     }
 }
 
@@ -244,31 +272,35 @@ inline settle()
 
 proctype Sender(byte me)
 {
-    byte n = 0, it, kit, pos, k, w, moved, pendr = 0;
-    bool got, seen, other, kr, ks, hint, queued;
+    byte n = 0, it, kit, pos, k, w, moved, pendr = 0, pende = 0, res;
+    bool got, seen, other, kr, ks, hint, cl, queued, closing = 0;
     do
     :: n < PER ->
         it = me * PER + n + 1;
         do
         :: /* send_try: park__chan_ring_push */
-            atomic { hint = sw };
+            atomic { cl = closed; hint = sw };
             if
-            :: !hint ->
+            :: cl -> res = EPIPE; break
+            :: !cl && !hint ->
 #ifdef KICK_EARLY
                 atomic { kr = rw };
 #endif
                 atomic {
                     if
-                    :: seq[tail % CAP] == FREE(tail) -> pos = tail; tail++; got = 1
-                    :: seq[tail % CAP] != FREE(tail) && head + CAP <= tail -> got = 0
+                    :: closed -> got = 0; cl = 1
+                    :: !closed && seq[tail % CAP] == FREE(tail) -> pos = tail; tail++; got = 1
+                    :: !closed && seq[tail % CAP] != FREE(tail) && head + CAP <= tail -> got = 0
                     fi
                 };
                 if
+                :: cl -> res = EPIPE; break
                 :: got ->
 #ifndef KICK_EARLY
                     atomic { kr = rw };
 #endif
                     put(pos, it);
+                    res = OK;
                     ks = 0;
                     settle();
                     break
@@ -278,25 +310,25 @@ proctype Sender(byte me)
             fi;
             /* park__wait(skey, send_validate) */
             atomic { !slock -> slock = 1 };
-            queued = 0;
+            queued = 0; got = 0; cl = 0;
             if
-            :: sw -> queued = 1
+            :: closed -> cl = 1
+            :: !closed && sw -> queued = 1
             :: else ->
                 atomic {
                     sw = 1;
 #ifndef SEND_NO_RECHECK
                     if
-                    :: tail - head < CAP -> pos = tail; tail++; got = 1
-                    :: else -> got = 0
+                    :: tail - head < CAP && !closed -> pos = tail; tail++; got = 1
+                    :: else
                     fi
-#else
-                    got = 0
 #endif
                 };
                 if
                 :: got ->
                     atomic { kr = rw; sw = 0 };
                     put(pos, it)
+                :: !got && closed -> sw = 0; cl = 1
                 :: else -> queued = 1
                 fi
             fi;
@@ -308,11 +340,15 @@ proctype Sender(byte me)
                 slock = 0
             };
             if
-            :: queued -> grant[me] != NONE; break /* asleep until kicked */
-            :: else -> ks = 0; settle(); break
+            :: queued -> grant[me] != NONE; res = grant[me]; break /* asleep until kicked */
+            :: cl -> res = EPIPE; break
+            :: else -> res = OK; ks = 0; settle(); break
             fi
         od;
-        n++
+        if
+        :: res == OK -> sent[it] = 1; n++
+        :: else -> break /* closed */
+        fi
     :: else -> break
     od;
     finished++
@@ -320,25 +356,27 @@ proctype Sender(byte me)
 
 proctype Receiver(byte me)
 {
-    byte n = 0, it, kit, pos, k, w, moved, pendr = 0;
-    bool got, seen, other, kr, ks, hint, queued;
+    byte n = 0, it, kit, pos, k, w, moved, pendr = 0, pende = 0, res;
+    bool got, seen, other, kr, ks, hint, queued, cl, closing = 0;
     do
     :: n < RECV_EACH ->
         do
         :: /* recv_try: ring_pop */
             atomic { hint = rw };
+            cl = 0;
             if
             :: !hint ->
                 atomic {
                     if
                     :: seq[head % CAP] == FULL(head) -> pos = head; head++; got = 1
-                    :: seq[head % CAP] != FULL(head) && tail <= head -> got = 0
+                    :: seq[head % CAP] != FULL(head) && tail <= head -> got = 0; cl = closed
                     fi
                 };
                 if
                 :: got ->
                     atomic { ks = sw };
                     take(pos, it);
+                    res = OK;
                     kr = 0;
                     settle();
                     break
@@ -352,13 +390,17 @@ proctype Receiver(byte me)
                         :: else
                         fi
                     :: else
+                    fi;
+                    if
+                    :: cl -> res = EPIPE; break
+                    :: else
                     fi
                 fi
             :: else
             fi;
             /* park__wait(rkey, recv_validate) */
             atomic { !rlock -> rlock = 1 };
-            queued = 0;
+            queued = 0; got = 0; cl = 0;
             if
             :: rw -> queued = 1
             :: else ->
@@ -367,16 +409,17 @@ proctype Receiver(byte me)
 #ifndef RECV_NO_RECHECK
                     if
                     :: tail > head -> pos = head; head++; got = 1
-                    :: else -> got = 0
+                    :: else
                     fi
-#else
-                    got = 0
 #endif
                 };
                 if
                 :: got ->
                     atomic { ks = sw; rw = 0 };
                     take(pos, it)
+#ifndef RECV_NO_CLOSED
+                :: !got && closed -> rw = 0; cl = 1
+#endif
                 :: else -> queued = 1
                 fi
             fi;
@@ -388,21 +431,48 @@ proctype Receiver(byte me)
                 rlock = 0
             };
             if
-            :: queued -> grant[me] != NONE; it = slot[me]; break /* asleep until kicked */
-            :: else -> kr = 0; settle(); break
+            :: queued -> grant[me] != NONE; res = grant[me]; it = slot[me]; break /* asleep until kicked */
+            :: cl -> res = EPIPE; break
+            :: else -> res = OK; kr = 0; settle(); break
             fi;
 again:      skip
         od;
-        atomic { recvd[it]++; assert(it >= 1 && it <= ITEMS && recvd[it] == 1) };
-        n++
+        if
+        :: res == OK ->
+            atomic { recvd[it]++; assert(it >= 1 && it <= ITEMS && recvd[it] == 1) };
+            n++
+        :: else -> break /* closed and empty */
+        fi
     :: else -> break
     od;
     finished++
 }
 
+#ifdef CLOSE
+/* park_chan_close: CLOSED, then the senders' and the receivers' closing
+ * kicks, then settle. */
+active proctype Closer()
+{
+    byte it, kit, pos, k, w, moved, pendr = 0, pende = 0;
+    bool got, seen, other, kr, ks, closing;
+    closed = 1;
+    closing = 1;
+    kick_senders();
+    kr = other;
+    kick_receivers();
+    ks = other;
+    closing = 0;
+    settle();
+    finished++
+}
+#define CLOSERS 1
+#else
+#define CLOSERS 0
+#endif
+
 init
 {
-    byte i;
+    byte i, in_ring = 0, nsent = 0, nrecvd = 0;
     atomic {
         for (i : 0 .. CAP - 1) {
             seq[i] = FREE(i)
@@ -414,9 +484,16 @@ init
             run Receiver(i)
         }
     }
-    (finished == NTHREADS);
+    (finished == NTHREADS + CLOSERS);
+    /* every item sent is received once or still in the ring; none other */
     for (i : 1 .. ITEMS) {
-        assert(recvd[i] == 1)
+        assert(recvd[i] <= sent[i]);
+        nsent = nsent + sent[i];
+        nrecvd = nrecvd + recvd[i]
     }
-    assert(head == tail && !rw && !sw && rqlen == 0 && sqlen == 0)
+    assert(nsent == nrecvd + tail - head);
+#ifndef CLOSE
+    assert(nsent == ITEMS && head == tail);
+#endif
+    assert(!rw && !sw && rqlen == 0 && sqlen == 0)
 }

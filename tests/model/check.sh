@@ -245,18 +245,24 @@ run_case task-latch-no-recheck  task.pml    lost-wakeup "-DLATCH_NO_RECHECK"
 
 # The channel (lib/chan.c): a one-cell ring going full against sleeping
 # senders and empty against sleeping receivers; every item received once,
-# nobody left asleep beside room or an item. Broken: a validate that does
+# nobody left asleep beside room or an item (also with 3 senders and 2
+# cells). Broken: a validate that does
 # not look at the ring again after setting its flag (either side), a send
 # that reads RWAIT before its reservation instead of after.
 run_case chan                   chan.pml    pass        ""
 run_case chan-2-receivers       chan.pml    pass        "-DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 run_case chan-2x2               chan.pml    pass        "-DSENDERS=2 -DRECEIVERS=2"
-run_case chan-3-senders         chan.pml    pass        "-DSENDERS=3"
 run_case chan-3-senders-cap2    chan.pml    pass        "-DSENDERS=3 -DCAP=2"
 run_case chan-termination       chan.pml    pass        "-DSENDERS=1 -DRECEIVERS=2 -DPER=2" np
 run_case chan-recv-no-recheck   chan.pml    lost-wakeup "-DRECV_NO_RECHECK -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 run_case chan-send-no-recheck   chan.pml    lost-wakeup "-DSEND_NO_RECHECK"
 run_case chan-kick-early        chan.pml    lost-wakeup "-DKICK_EARLY"
+# ... and closed meanwhile: every item sent is received once or left in
+# the ring, and every sleeper is woken with an item or EPIPE; a receive
+# validate that does not look for CLOSED sleeps through the close.
+run_case chan-close             chan.pml    pass        "-DCLOSE"
+run_case chan-close-2-receivers chan.pml    pass        "-DCLOSE -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
+run_case chan-recv-no-closed    chan.pml    lost-wakeup "-DCLOSE -DRECV_NO_CLOSED"
 
 # The rwlock (lib/rwlock.c): writer preference (WW, D and the last reader's
 # hand-over), the reader batch, downgrade, a timed-out writer that admits
