@@ -48,7 +48,8 @@
  *   - mutual exclusion: a writer in its section sees no reader and no other
  *     writer, a reader sees no writer;
  *   - whenever the bucket lock is released: WW <=> wqueued > 0, RQ <=>
- *     rqueued > 0, D and W never together;
+ *     rqueued > 0, D and W never together, and with readers in and no W,
+ *     D <=> WW;
  *   - no lost wake-up: every thread finishes (invalid end state if not);
  *   - at the end the word is 0, no count is left, the queue is empty
  *     (park_rwlock_destroy would return 0).
@@ -142,7 +143,8 @@ inline invariants()
 {
     assert(((state & WW) != 0) == (wqueued > 0));
     assert(((state & RQ) != 0) == (rqueued > 0));
-    assert(!((state & D) && (state & WB)))
+    assert(!((state & D) && (state & WB)));
+    assert(!((state & RMASK) && !(state & WB)) || (((state & D) != 0) == ((state & WW) != 0)))
 }
 
 inline enqueue_back(me)
