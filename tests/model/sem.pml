@@ -1,4 +1,4 @@
-/* tests/model/sem.pml: the default (barging) semaphore of lib/sem.c: one
+/* tests/model/sem.pml: the semaphore of lib/sem.c, default (barging) mode: one
  * woken waiter in flight (K), direct hand-off to a waiter that has waited
  * PARK__FAIR_NS, releases without the lock while K is set, the woken
  * waiter's take (dropping K) or retire (passing it on), and a wake that
@@ -13,7 +13,18 @@
  * nondeterministic choice, so every interleaving of ages is covered.
  *
  * With -DTIMEOUTS a woken waiter whose retry fails may give up (its
- * deadline passed), retiring without a permit.
+ * deadline passed), retiring without a permit. With -DQUEUED_TIMEOUTS a
+ * queued waiter may give up too: it takes itself out under the bucket
+ * lock (clearing W if it was the last), unless a release dequeued it
+ * first, in which case the grant stands.
+ *
+ * With -DFIFO the model is the FIFO semaphore (park_sem_init_fifo): no K,
+ * no retries; a release with W set hands every permit to the queue's
+ * head(s) under the bucket lock and stores W (waiters remain) or the
+ * leftover count (fifo_select, fifo_finish); a release that finds the
+ * queue emptied by timeouts adds to the count as the lock-free path does.
+ * Checked there also: W => count == 0 (newcomers never pass a queued
+ * waiter).
  *
  * Checked: permits are conserved (holders + count == PERMITS, never more
  * holders than permits), and no lost wake-up: every thread finishes its
@@ -29,6 +40,12 @@
  *   FORKED_NO_REPAIR  K starts set, owned by nobody (a child of fork()
  *               whose woken waiter the fork left behind), and releases
  *               still trust it
+ *   FIFO_BARGE  (FIFO) a release adds to the count without the lock even
+ *               when W is set: the queued waiters sleep beside a free
+ *               permit (lost wake-up)
+ *   FIFO_NO_RECHECK  (FIFO) validate queues without re-reading the count:
+ *               a permit released just before sleeps beside the waiter
+ *               (lost wake-up)
  * Not broken, and checked as such:
  *   FORKED      lib/sem.c in a child of fork(): K starts set, owned by
  *               nobody, and never holds back a release or a wake, so
@@ -59,6 +76,12 @@
 #define HANDOFF 1
 #define RETRY 2
 
+#ifdef FIFO
+#define FIFO_MODE 1
+#else
+#define FIFO_MODE 0
+#endif
+
 byte count = PERMITS;
 bool W = 0;
 bool K = STALE_K; /* FORKED: a K the fork left behind, owned by nobody */
@@ -74,7 +97,58 @@ bool lock = 0;         /* the bucket lock, held from select to finish */
 /* Every permit is free, handed over, or held: never lost or duplicated. */
 inline conserve()
 {
-    assert(count + handed + holders + inflight == PERMITS && holders <= PERMITS)
+    assert(count + handed + holders + inflight == PERMITS && holders <= PERMITS);
+#ifdef FIFO
+    assert(!W || count == 0) /* the FIFO invariant */
+#endif
+}
+
+/* park__wait_cancel of a timed-out queued waiter: out of the queue, W
+ * cleared by removed() if it was the last. */
+inline remove_me()
+{
+    k = 0;
+    do
+    :: q[k] == me -> break
+    :: else -> k++
+    od;
+    do
+    :: k + 1 < qlen -> q[k] = q[k + 1]; k++
+    :: else -> break
+    od;
+    qlen--;
+    if
+    :: qlen == 0 -> W = 0
+    :: else
+    fi
+}
+
+/* FIFO release of n = 1 with W seen (fifo_select, fifo_finish), bucket
+ * locked: the permit goes to the head; the word becomes W if waiters
+ * remain, else the leftover count (0); with the queue emptied meanwhile
+ * (timeouts), the permit joins the count. */
+inline fifo_release()
+{
+    atomic {
+        !lock;
+        if
+        :: qlen > 0 ->
+            inflight--; handed++;
+            pend[q[0]] = HANDOFF;
+            dequeue_head();
+            W = qlen > 0
+        :: else ->
+            assert(!W);
+            inflight--; count++
+        fi;
+        conserve();
+        for (k : 0 .. THREADS - 1) {
+            if
+            :: pend[k] != NONE -> grant[k] = pend[k]; pend[k] = NONE
+            :: else
+            fi
+        }
+    }
 }
 
 inline enqueue_back(me)
@@ -224,7 +298,9 @@ proctype Thread(byte me)
             atomic { /* park__wait: validate and enqueue, bucket locked */
                 !lock;
                 if
+#ifndef FIFO_NO_RECHECK
                 :: count > 0 -> got = 0 /* retry */
+#endif
                 :: else ->
                     W = 1;
 #ifndef KEEP_K
@@ -243,11 +319,18 @@ proctype Thread(byte me)
             };
             if
             :: got ->
-                (grant[me] != NONE); /* asleep until granted */
                 if
                 :: atomic { grant[me] == HANDOFF -> grant[me] = NONE; handed--; holders++ };
                     break
                 :: grant[me] == RETRY -> grant[me] = NONE; woken = 1
+#ifdef QUEUED_TIMEOUTS
+                :: atomic { /* its deadline passed while it was queued (a
+                     * waiter dequeued first takes its grant instead) */
+                        !lock && grant[me] == NONE && pend[me] == NONE ->
+                        remove_me(); got = 0
+                    };
+                    break
+#endif
                 fi
             :: else
             fi
@@ -261,12 +344,20 @@ proctype Thread(byte me)
             conserve();
             holders--;
             if
-            :: !W || (K && !FORKED_K) -> count++; conserve(); got = 0 /* no lock, no wake */
+#ifdef FIFO_BARGE
+            :: true -> count++; got = 0
+#else
+            :: !W || (K && !FORKED_K && !FIFO_MODE) -> count++; conserve(); got = 0 /* no lock, no wake */
+#endif
             :: else -> got = 1; inflight++
             fi
         };
         if
+#ifdef FIFO
+        :: got -> fifo_release()
+#else
         :: got -> n = 1; ret = 0; wake() /* bucket locked */
+#endif
         :: else
         fi;
         r++;
