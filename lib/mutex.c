@@ -191,13 +191,12 @@ static const park__wait_ops_t lock_ops = {
 /* Tries to take the mutex, spinning (rule 6) while nobody is queued, or
  * while we are the woken waiter: true if taken; *s is then the word it
  * last saw. A queued waiter is about to get its turn, so a newcomer that
- * sees P queues at once rather than add a second spinner. A thread that
- * finds the lock saturated (lock_wait) looks once and does not spin. */
-static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken, bool saturated)
+ * sees P queues at once rather than add a second spinner. */
+static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
 {
     /* 40 pauses: a short critical section ends within them; a holder that
      * takes longer is better waited for asleep. */
-    park__spin_t spin = park__spin_init(saturated ? 0 : 40, 0);
+    park__spin_t spin = park__spin_init(40, 0);
     for (;;) {
         if (try_take(m, s, woken))
             return true;
@@ -250,13 +249,6 @@ static void pass_finish(void *ctx, bool more)
         __atomic_fetch_and(&p->m->state_, ~(W | P), __ATOMIC_RELAXED);
 }
 
-/* This thread's count of consecutive slow-path locks that found a mutex
- * held; from BUSY_STREAK on, the lock counts as saturated. Per thread, not
- * per mutex: the word has no room, and a thread that keeps meeting held
- * locks is the one that should stop spinning. */
-#define BUSY_STREAK 4
-static _Thread_local uint8_t busy_streak;
-
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
@@ -277,18 +269,8 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
             break;
     }
 
-    /* Saturation: when this thread's last few slow-path locks all found
-     * the mutex held, handing it between spinning threads costs a cache
-     * miss per critical section; the holder running alone, with the rest
-     * asleep, gets more done. Then we look once and queue. */
-    bool saturated = busy_streak >= BUSY_STREAK;
-    if (!(s & L))
-        busy_streak = 0;
-    else if (busy_streak < 255)
-        busy_streak++;
-
     for (;;) {
-        if (lock_spin(m, &s, c.woken, saturated))
+        if (lock_spin(m, &s, c.woken))
             return 0;
         if (deadline != PARK_FOREVER && park_now() >= deadline) {
             if (c.woken) {
