@@ -1,7 +1,8 @@
 /* lib/chan.c: park_chan, a bounded MPMC channel: a lock-free ring whose
  * full and empty sides queue in lib/wait. Design notes (overtaking, no lost
  * wake-up, hand-off, given-back items, and why the channel keeps its own
- * ring rather than sharing the pool's): docs/design/chan.md. Asynchronous
+ * ring rather than sharing the pool's): docs/design/chan.md; protocol
+ * model: tests/model/chan.pml. Asynchronous
  * send and receive: lib/chan_async.c; what both share: lib/chan_impl.h.
  *
  * The ring (Vyukov's bounded MPMC queue): position p lives in cell p % cap,

@@ -1,6 +1,6 @@
 /* lib/lazy.c: park_lazy and park_once, one state machine for both.
  * Design notes (late waiters, re-entrancy, the asynchronous factory):
- * docs/design/lazy.md.
+ * docs/design/lazy.md; protocol model: tests/model/lazy.pml.
  *
  * State word (park_lazy_t.state_, park_once_t.state_), bits named in
  * park/lazy.h; bits 3-31 are 0, except in a child of fork(), where a run's

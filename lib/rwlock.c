@@ -1,6 +1,7 @@
 /* lib/rwlock.c: park_rwlock, a writer-preferring reader/writer lock.
  * Design notes (who changes the word, the drain, the policy, barging
- * writers, yielding readers): docs/design/rwlock.md.
+ * writers, yielding readers): docs/design/rwlock.md; protocol model:
+ * tests/model/rwlock.pml.
  *
  * State word (park_rwlock_t.state_), bits named in park/rwlock.h:
  *   n   bits 0-27  read holds (READERS); n >= GUARD (2^27) goes slow

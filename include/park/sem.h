@@ -141,10 +141,13 @@ static inline void park_sem_acquire(park_sem_t *s)
 PARK_API int park_sem_acquire_until(park_sem_t *s, park_time_t deadline);
 
 /* Releases n permits: 0, EINVAL (n == 0), or EOVERFLOW (count + n > max;
- * nothing released). FIFO: handed to queued waiters first, waking up to n
- * of them. Default: added to the count, waking the oldest waiter unless a
- * woken one is already on its way, or handed to waiters that have waited
- * about 1 ms. Release ordering. Does not block. */
+ * nothing released, with one exception: a default-mode release that has
+ * already handed some of its permits to waiters when a racing release
+ * fills the count places what fits and drops the rest). FIFO: handed to
+ * queued waiters first, waking up to n of them. Default: added to the
+ * count, waking the oldest waiter unless a woken one is already on its
+ * way, or handed to waiters that have waited about 1 ms. Release ordering.
+ * Does not block. */
 static inline int park_sem_release(park_sem_t *s, uint32_t n)
 {
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);

@@ -1,6 +1,7 @@
 /* lib/task/task.c: park_task, a one-shot completion with continuations
  * (the per-thread cache of its blocks is cache.c; the timer it arms for
- * delays and deadlines is a pool service, lib/pool/timer.c).
+ * delays and deadlines is a pool service, lib/pool/timer.c). Protocol
+ * model (completion, cancel, the continuation list): tests/model/task.pml.
  *
  * State, in two words and a latch:
  *   claimed   0 -> 1       exchange: the one completer wins (the others
