@@ -428,16 +428,36 @@ template <class C> bench::ThreadResult produce(bench::Window &w, Producer<C> &p,
     return bench::ThreadResult{ops, 0};
 }
 
+// n per-thread (or per-loop) records, each pointing at the shared state.
+template <class Each, class G> std::vector<std::unique_ptr<Each>> make_each(G *g, int n)
+{
+    std::vector<std::unique_ptr<Each>> v;
+    for (int i = 0; i < n; ++i) {
+        v.push_back(std::make_unique<Each>());
+        v.back()->g = g;
+    }
+    return v;
+}
+
+// The end of a windowed row: destroys the lock, then reports the
+// throughput, or why the run does not count.
+template <class C, class G>
+void finish(benchmark::State &state, G &g, uint64_t ops, const bench::WindowResult &r)
+{
+    C::destroy(g.lock.l);
+    if (g.failed.load())
+        state.SkipWithError("an acquisition failed");
+    else if (g.excess.load() || g.hits.n.load() != ops)
+        state.SkipWithError("more holders than permits, or lost critical sections");
+    bench::report_throughput(state, r);
+}
+
 template <class C> void contended(benchmark::State &state, int producers)
 {
     // Declared before the pool, so the pool (joining its workers) goes
     // first: a worker may still be leaving a count_down when a batch ends.
     auto g = std::make_unique<Shared<C>>();
-    std::vector<std::unique_ptr<Producer<C>>> ps;
-    for (int i = 0; i < producers; ++i) {
-        ps.push_back(std::make_unique<Producer<C>>());
-        ps.back()->g = g.get();
-    }
+    auto ps = make_each<Producer<C>>(g.get(), producers);
     C::init(g->lock.l);
     bench::WindowResult r;
     uint64_t ops = 0;
@@ -455,12 +475,7 @@ template <class C> void contended(benchmark::State &state, int producers)
             ops += r.total_ops();
         }
     }
-    C::destroy(g->lock.l);
-    if (g->failed.load())
-        state.SkipWithError("an acquisition failed");
-    else if (g->excess.load() || g->hits.n.load() != ops)
-        state.SkipWithError("more holders than permits, or lost critical sections");
-    bench::report_throughput(state, r);
+    finish<C>(state, *g, ops, r);
 }
 
 // ---- loop ---------------------------------------------------------------
@@ -529,11 +544,7 @@ template <class C> void looped(benchmark::State &state, int tasks)
     // Declared before the pool, so the pool (joining its workers) goes
     // first: a worker may still be leaving a count_down when a window ends.
     auto g = std::make_unique<LoopShared<C>>();
-    std::vector<std::unique_ptr<Loop<C>>> loops;
-    for (int i = 0; i < tasks; ++i) {
-        loops.push_back(std::make_unique<Loop<C>>());
-        loops.back()->g = g.get();
-    }
+    auto loops = make_each<Loop<C>>(g.get(), tasks);
     C::init(g->lock.l);
     bench::WindowResult r;
     uint64_t ops = 0;
@@ -566,12 +577,7 @@ template <class C> void looped(benchmark::State &state, int tasks)
             ops += r.total_ops();
         }
     }
-    C::destroy(g->lock.l);
-    if (g->failed.load())
-        state.SkipWithError("an acquisition failed");
-    else if (g->excess.load() || g->hits.n.load() != ops)
-        state.SkipWithError("more holders than permits, or lost critical sections");
-    bench::report_throughput(state, r);
+    finish<C>(state, *g, ops, r);
 }
 
 // ---- registration -------------------------------------------------------
