@@ -427,6 +427,7 @@ static void *worker_main(void *arg)
         sleep_ctx_t ctx = {.w = w, .last = false};
         park__waiter_t node;
         park__waiter_init(&node, 0);
+        park__waiter_idle(&node);
         if (park__wait(&pool->idle, &node, 0, &sleep_ops, &ctx, PARK_FOREVER) ==
             PARK__WAIT_GRANTED) {
             count(&w->parks);

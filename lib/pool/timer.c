@@ -102,6 +102,7 @@ static void *timer_main(void *arg)
         park__unlock(&pool->timer_lock);
         park__waiter_t w;
         park__waiter_init(&w, 0);
+        park__waiter_idle(&w);
         park__wait(&tm->gen, &w, 0, &sleep_ops, &ctx, deadline);
         park__lock(&pool->timer_lock);
     }

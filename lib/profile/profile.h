@@ -36,6 +36,10 @@ static inline bool park__profiling(void)
     return PARK__UNLIKELY(__atomic_load_n(&park__profile_on, __ATOMIC_RELAXED));
 }
 
+/* The kind of a wait that is not contention (a pool worker idling, the
+ * timer thread sleeping to its next deadline): never recorded. */
+#define PARK__PROFILE_IDLE 255u
+
 static inline void park__profile_wait_init(park__profile_wait_t *p)
 {
     p->handoff = PARK__PROFILE_ANY_GRANT;

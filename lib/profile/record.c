@@ -137,7 +137,9 @@ void park__profile_record(park__profile_wait_t *p, const void *key, park_time_t 
             return;
         }
         uintptr_t stack[PARK_PROFILE_DEPTH];
-        unsigned depth = walk(t, stack);
+        /* Without the stack's bounds (glibc could not tell them), no walk:
+         * the bounds check is what keeps it from faulting. */
+        unsigned depth = t->stack_hi ? walk(t, stack) : 0;
         if (depth == 0) /* no frame outside park found: name the caller */
             stack[depth++] = (uintptr_t)__builtin_return_address(0);
         s = slot_of(t, stack, depth, p->kind);
@@ -229,7 +231,8 @@ static void find_park_text(void)
     }
     /* Linked into the program: its archive members lie together, so the
      * anchors bound them (approximately, at the ends). */
-    const uintptr_t anchors[] = {PARK__ANCHORS(PARK__ANCHOR_ADDRESS)};
+    const uintptr_t anchors[] = {PARK__ANCHORS(PARK__ANCHOR_ADDRESS)(uintptr_t)
+                                     park__profile_record};
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (size_t i = 0; i < sizeof anchors / sizeof anchors[0]; i++) {
         if (!anchors[i])

@@ -242,7 +242,7 @@ __attribute__((noinline)) static int profiled_wait(const void *key, park__waiter
 int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
                void *ctx, park_time_t deadline)
 {
-    if (park__profiling())
+    if (park__profiling() && w->profile.kind != PARK__PROFILE_IDLE)
         return profiled_wait(key, w, flags, ops, ctx, deadline);
     return wait_for_grant(key, w, flags, ops, ctx, deadline);
 }

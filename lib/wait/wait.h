@@ -86,6 +86,13 @@ static inline void park__waiter_profile(park__waiter_t *w, park_profile_kind_t k
     w->profile.handoff = handoff;
 }
 
+/* Tells the profiler that w's waits are idling, not contention: they are
+ * never recorded. */
+static inline void park__waiter_idle(park__waiter_t *w)
+{
+    w->profile.kind = PARK__PROFILE_IDLE;
+}
+
 /* A thread waiter's default look for its grant before it sleeps (w->spin):
  * 16 pauses, looking after each; a grant already on its way arrives within
  * them. */

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <park/mutex.h>
+#include <park/pool.h>
 #include <park/profile.h>
 #include <park/rwlock.h>
+#include <park/task.h>
 
 #include "test.h"
 
@@ -164,6 +166,37 @@ TEST(profile_reset_forgets_every_record)
     ASSERT_EQ(park_profile_sites(NULL, 0), 0);
 }
 
+static void nothing(void *arg)
+{
+    (void)arg;
+}
+
+/* Pool workers that sleep for lack of work, and the timer thread that
+ * sleeps until a delay is due, wait in lib/wait too; that is idling, not
+ * contention, and must not show in the table. */
+TEST(profile_does_not_record_a_pool_idling_or_its_timer_sleeping)
+{
+    park_profile_reset();
+    ASSERT_EQ(park_profile_start(), 0);
+    park_pool_t *pool;
+    ASSERT_EQ(park_pool_create(&pool, &(park_pool_config_t){.threads = 2}), 0);
+    park_pool_stats_t st;
+    do { /* until a worker has gone to sleep and been woken again */
+        usleep(2000);
+        ASSERT_EQ(park_pool_submit(pool, nothing, NULL), 0);
+        park_task_t *t = park_task_delay(pool, 1 * MS);
+        ASSERT_TRUE(t != NULL);
+        while (!park_task_done(t)) /* not park_task_wait: that would record */
+            usleep(200);
+        park_task_release(t);
+        park_pool_stats(pool, &st);
+    } while (st.parks < 2);
+    park_pool_destroy(pool);
+    park_profile_stop();
+    ASSERT_EQ(park_profile_sites(NULL, 0), 0);
+    ASSERT_EQ(park_profile_dropped(), 0);
+}
+
 struct rw_contend {
     park_rwlock_t rw;
     atomic_bool held, taken;
@@ -253,6 +286,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(profile_records_a_writer_wait_as_rwlock_write),
     TEST_ENTRY(profile_dump_and_folded_stacks_name_the_contended_sites),
     TEST_ENTRY(profile_kind_names),
+    TEST_ENTRY(profile_does_not_record_a_pool_idling_or_its_timer_sleeping),
 };
 
 int main(int argc, char **argv)
