@@ -320,8 +320,8 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
 {
     struct unlock_ctx *u = ctx;
     u->woken = true;
-    /* A task is always handed the lock: no clock read for it. */
-    u->handoff = w->notify || park__wait_owed(w, park_now());
+    park_time_t clock = 0;
+    u->handoff = park__wait_owed(w, &clock);
     w->grant = u->handoff ? GRANT_HANDOFF : GRANT_WOKEN;
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }

@@ -296,7 +296,8 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
          * grant) is handed the lock: it runs at once. An asynchronous
          * writer cannot retry: it is always handed the lock (it never
          * sleeps, so it counts as awake). */
-        r->handoff = !park__waiter_asleep(w) || park__wait_owed(w, park_now()) ||
+        park_time_t clock = 0;
+        r->handoff = !park__waiter_asleep(w) || park__wait_owed(w, &clock) ||
                      PARK__UNLIKELY(park__forked); /* none in flight: forked_recount */
         w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;

@@ -148,7 +148,7 @@ struct wake_ctx {
     bool again;      /* the stored word has W, free permits and no K */
     uint32_t handed; /* permits of n handed to waiters by select */
     int result;      /* 0 or EOVERFLOW */
-    park_time_t now; /* for park__wait_owed; 0 until a thread waiter needs it */
+    park_time_t now; /* park__wait_owed's clock: 0 until a thread waiter needs it */
 };
 
 /* Once, under the bucket lock, before anything is granted: a release
@@ -176,9 +176,7 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
     if (!wake_check(r))
         return PARK__SELECT_STOP;
     /* The clock only for a thread: an asynchronous waiter is always owed. */
-    if (!w->notify && r->now == 0)
-        r->now = park_now();
-    if (park__wait_owed(w, r->now)) {
+    if (park__wait_owed(w, &r->now)) {
         if (r->n) {
             r->n--;
             r->handed++;

@@ -94,10 +94,13 @@ static bool on_list(const bucket_t *b, const park__waiter_t *w)
     return false;
 }
 
-bool park__wait_owed(const park__waiter_t *w, park_time_t now)
+bool park__wait_owed(const park__waiter_t *w, park_time_t *clock)
 {
     if (w->notify)
         return true;
+    if (*clock == 0)
+        *clock = park_now();
+    park_time_t now = *clock;
     if (now - w->since < PARK__FAIR_NS)
         return false;
     bucket_t *b = bucket_of(w->key);

@@ -104,7 +104,10 @@ static inline void park__waiter_idle(park__waiter_t *w)
 #define PARK__FAIR_NS 1000000u
 
 /* Bucket locked (for select callbacks): true if w is owed a direct
- * hand-off at `now`. An asynchronous waiter (it cannot retry) always is. A
+ * hand-off now. *clock is the caller's reading of park_now(), 0 until
+ * read: it is read here the first time a thread waiter needs it, so a
+ * select that meets only tasks reads no clock, and one that visits several
+ * waiters reads it once. An asynchronous waiter (it cannot retry) always is. A
  * thread is once it has waited PARK__FAIR_NS since w->since, but the
  * waiters of one bucket are owed at most one such hand-off per
  * PARK__FAIR_NS: under sustained contention every queued thread soon has
@@ -112,7 +115,7 @@ static inline void park__waiter_idle(park__waiter_t *w)
  * change hands by a context switch every time (a convoy); instead the
  * running threads keep it for bursts of about PARK__FAIR_NS, and the
  * oldest waiter gets it between bursts. */
-bool park__wait_owed(const park__waiter_t *w, park_time_t now);
+bool park__wait_owed(const park__waiter_t *w, park_time_t *clock);
 
 /* Makes *w a fresh thread waiter asking for `want`, with since = 0 (and
  * profiling kind PARK_PROFILE_OTHER). */
