@@ -96,15 +96,6 @@ void park_mutex_init(park_mutex_t *m)
     __atomic_store_n(&m->state_, 0, __ATOMIC_RELAXED);
 }
 
-/* W, unless this is a forked child (lib/wait/fork.h): there a W set before
- * the fork names a thread that does not exist and would never be cleared,
- * so W stops holding back wake-ups. The waiters this wakes in addition
- * retry as any woken waiter does; the cost is wake-ups, only in a child. */
-static bool forked_woken(uint32_t s)
-{
-    return (s & W) && !PARK__UNLIKELY(park__forked);
-}
-
 int park_mutex_destroy(park_mutex_t *m)
 {
     /* acquire: pairs with the releasing store of the last unlock, so that
@@ -114,8 +105,8 @@ int park_mutex_destroy(park_mutex_t *m)
         return 0;
     /* Credits only remember recent contention; a woken waiter on its way
      * is a thread blocked in park_mutex_lock (in a forked child W may be a
-     * thread that is not there: forked_woken). */
-    return ((s & L) || forked_woken(s) || park__wait_has_waiters(m)) ? EBUSY : 0;
+     * thread that is not there: park__woken_mark). */
+    return ((s & L) || park__woken_mark(s & W) || park__wait_has_waiters(m)) ? EBUSY : 0;
 }
 
 /* One attempt to take a free mutex; keeps P, W and the credits, except
@@ -350,7 +341,7 @@ void park__mutex_unlock_slow(park_mutex_t *m)
          * misuse, reported in every build (off the fast path it is free). */
         if (!(s & L))
             park__misuse("park_mutex_unlock", m, "the mutex is not locked");
-        if ((s & P) && !forked_woken(s)) { /* somebody must be woken */
+        if ((s & P) && !park__woken_mark(s & W)) { /* somebody must be woken */
             struct unlock_ctx u = {.m = m};
             park__unpark(m, unlock_select, unlock_finish, &u);
             return;

@@ -76,15 +76,6 @@ int park_sem_init_fifo(park_sem_t *s, uint32_t initial, uint32_t max)
     return sem_init(s, initial, max, PARK__SEM_FIFO);
 }
 
-/* K, unless this is a forked child (lib/wait/fork.h): there a K set before
- * the fork names a thread that does not exist and would never drop it, so
- * K stops holding back wake-ups (the waiters woken in addition retry as
- * any woken waiter does; the cost is wake-ups, only in a child). */
-static bool woken_on_its_way(uint64_t v)
-{
-    return (v & K) && !PARK__UNLIKELY(park__forked);
-}
-
 int park_sem_destroy(park_sem_t *s)
 {
     /* acquire: pairs with the release of the last release/grant. */
@@ -186,7 +177,7 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
         return PARK__SELECT_GRANT;
     }
     uint64_t v = __atomic_load_n(&r->s->state_, __ATOMIC_RELAXED);
-    bool on_its_way = woken_on_its_way(v) && !r->retire;
+    bool on_its_way = park__woken_mark(v & K) && !r->retire;
     if ((r->n || (v & COUNT)) && !on_its_way) {
         w->grant = GRANT_RETRY;
         r->woke = true;
@@ -384,7 +375,7 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     /* Without waiters, or (default mode) with a woken waiter on its way,
      * which will take a permit or pass them on: no lock, no wake. */
-    while (!(v & W) || (woken_on_its_way(v) && !fifo(s))) {
+    while (!(v & W) || (park__woken_mark(v & K) && !fifo(s))) {
         if (n > max - (v & COUNT))
             return EOVERFLOW;
         /* c -> c+n; release: pairs with the acquire in park_sem_try_acquire. */

@@ -28,6 +28,16 @@ extern bool park__forked;
  * park__forked. */
 extern uint32_t park__fork_gen;
 
+/* A primitive's "a woken waiter is on its way" mark, as far as it may be
+ * trusted: in a forked child a mark set before the fork names a thread
+ * that does not exist and would never clear it, so there it stops holding
+ * back wake-ups (the waiters woken in addition retry as any woken waiter
+ * does; the cost is wake-ups, only in a child). */
+static inline bool park__woken_mark(bool mark)
+{
+    return mark && !__builtin_expect(park__forked, 0);
+}
+
 /* The child handler's work (lib/wait/queue.c): empties every queue
  * without walking it, unlocks every bucket and zeroes the hints. A waiter
  * left behind still says `queued`; park__wait_cancel in a child checks

@@ -173,7 +173,7 @@ run_case mutex-cas-unlock-no-hint mutex.pml lost-wakeup "-DCAS_UNLOCK_NO_HINT"
 run_case mutex-no-woken-mark    mutex.pml pass        "-DTIMED -DNO_WOKEN_MARK -DLOOSE_W"
 run_case mutex-barger-clears-w  mutex.pml pass        "-DTIMED -DBARGER_CLEARS_W -DLOOSE_W"
 # In a child of fork(), a W left by a thread the fork left behind is owned
-# by nobody; there W holds back no wake-up (lib/mutex.c, forked_woken), so
+# by nobody; there W holds back no wake-up (lib/mutex.c and lib/wait/fork.h, park__woken_mark), so
 # a W nobody owns is harmless, and several woken waiters may be in flight.
 run_case mutex-forked           mutex.pml pass        "-DTIMED -DFORKED -DLOOSE_W"
 run_case mutex-forked-no-repair mutex.pml lost-wakeup "-DTIMED -DFORKED_NO_REPAIR -DLOOSE_W"
@@ -217,7 +217,7 @@ run_case sem-no-pass            sem.pml     lost-wakeup "-DTIMEOUTS -DNO_PASS"
 run_case sem-keep-k             sem.pml     lost-wakeup "-DKEEP_K"
 run_case sem-no-again           sem.pml     lost-wakeup "-DTIMEOUTS -DNO_AGAIN"
 # In a child of fork(), as for the mutex: K holds back no release or wake
-# (lib/sem.c, woken_on_its_way), so a K owned by nobody is harmless.
+# (lib/sem.c, park__woken_mark), so a K owned by nobody is harmless.
 run_case sem-forked             sem.pml     pass        "-DTIMEOUTS -DFORKED"
 run_case sem-forked-no-repair   sem.pml     lost-wakeup "-DTIMEOUTS -DFORKED_NO_REPAIR"
 run_case sem-queued-timeouts    sem.pml     pass        "-DTIMEOUTS -DQUEUED_TIMEOUTS"
