@@ -12,7 +12,11 @@
  * continuation meant for its own pool next, ahead of its queue, unless
  * three such continuations in a row ran before it (then the queued work
  * gets a turn first); it queues the others on its own ring; everything
- * else goes through the pool's shared queue.
+ * else goes through the pool's shared queue. No other worker can take
+ * that first continuation: a job that completes a task and then blocks
+ * outside park (a system call, a glibc lock, a spin on a flag) holds it
+ * back until the job returns or waits in park, so such a job must not
+ * wait for that continuation itself.
  * Continuations of one task are queued in the order they were registered.
  *
  * Ownership: each function that returns a task gives the caller one
