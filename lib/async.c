@@ -121,12 +121,12 @@ int park__acq_enqueue(park_task_t *t, unsigned flags)
 static int acq_enqueue_unshared(park_task_t *t)
 {
     acq_t *a = acq_of(t);
-    /* relaxed: t is the caller's alone; the bucket lock publishes the hold
-     * with the waiter, as in park__acq_enqueue. */
-    atomic_store_explicit(&t->refs, 1 | PARK__TASK_HOLD, memory_order_relaxed);
+    /* The bucket lock publishes the hold with the waiter, as in
+     * park__acq_enqueue. */
+    park__task_hold_unshared(t);
     int r = park__wait_enqueue(a->key, &a->waiter, 0, a->ops->wait, a->ctx);
     if (r != PARK__WAIT_QUEUED) /* never queued: still the caller's alone */
-        atomic_store_explicit(&t->refs, 1, memory_order_relaxed);
+        park__task_drop_hold_unshared(t);
     return r;
 }
 

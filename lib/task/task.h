@@ -95,6 +95,19 @@ int park__task_cancel(park_task_t *t, int err);
 void park__task_hold(park_task_t *t);
 void park__task_drop_hold(park_task_t *t);
 
+/* The same, for a task nobody else can reach yet (just made by the caller,
+ * which holds its one reference): plain stores instead of RMWs. relaxed:
+ * whatever makes t reachable through the hold publishes it. */
+static inline void park__task_hold_unshared(park_task_t *t)
+{
+    atomic_store_explicit(&t->refs, 1 | PARK__TASK_HOLD, memory_order_relaxed);
+}
+
+static inline void park__task_drop_hold_unshared(park_task_t *t)
+{
+    atomic_store_explicit(&t->refs, 1, memory_order_relaxed);
+}
+
 /* The shared, permanent task completed with error 0 and result NULL that
  * uncontended acquisitions return: retaining and releasing it write
  * nothing. */
