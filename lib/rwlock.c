@@ -240,8 +240,10 @@ static void count_writer_grant(park_rwlock_t *rw)
  * parent's. Holds (W, n) stay. */
 static void forked_recount(park_rwlock_t *rw)
 {
-    rw->wqueued_ = (uint32_t)park__wait_count_want(rw, WANT_WRITE);
-    rw->rqueued_ = (uint32_t)park__wait_count_want(rw, WANT_READ);
+    size_t queued[WANT_WRITE + 1] = {0};
+    park__wait_count_wants(rw, queued, WANT_WRITE + 1);
+    rw->wqueued_ = (uint32_t)queued[WANT_WRITE];
+    rw->rqueued_ = (uint32_t)queued[WANT_READ];
     if (rw->rqueued_ == 0)
         rw->wstreak_ = 0;
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;

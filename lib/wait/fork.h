@@ -44,8 +44,9 @@ static inline bool park__woken_mark(bool mark)
  * the list instead. */
 void park__wait_reset_all(void);
 
-/* Bucket of key locked (for validate, select and finish callbacks): how
- * many waiters of key asking for `want` are queued. */
-size_t park__wait_count_want(const void *key, uintptr_t want);
+/* Bucket of key locked (for validate, select and finish callbacks): counts
+ * the queued waiters of key by what they want, in one walk: counts[want]
+ * for want < n (counts zeroed by the caller; other wants are not counted). */
+void park__wait_count_wants(const void *key, size_t *counts, uintptr_t n);
 
 #endif /* PARK_LIB_WAIT_FORK_H */

@@ -44,6 +44,14 @@ enum { PARK__LOCK_UNLOCKED = 0, PARK__LOCK_LOCKED = 1, PARK__LOCK_CONTENDED = 2 
 void park__lock_slow(park__lock_t *l);
 void park__unlock_slow(park__lock_t *l);
 
+/* Makes *l unlocked, whoever held it: only where no other thread can be
+ * using it (a forked child's handler, for the buckets left locked by
+ * threads the child does not have). */
+static inline void park__lock_reset(park__lock_t *l)
+{
+    atomic_init(&l->word, PARK__LOCK_UNLOCKED);
+}
+
 static inline void park__lock(park__lock_t *l)
 {
     uint32_t c = PARK__LOCK_UNLOCKED;

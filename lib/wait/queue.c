@@ -392,16 +392,14 @@ void park__wait_reset_all(void)
         b->head = b->tail = NULL;
         b->fair_at = 0;
         atomic_init(&b->batch_seq, 0);
-        atomic_init(&b->lock.word, PARK__LOCK_UNLOCKED);
+        park__lock_reset(&b->lock);
     }
     memset(park__wait_hints, 0, sizeof park__wait_hints);
 }
 
-size_t park__wait_count_want(const void *key, uintptr_t want)
+void park__wait_count_wants(const void *key, size_t *counts, uintptr_t n)
 {
-    bucket_t *b = bucket_of(key);
-    size_t n = 0;
-    for (const park__waiter_t *w = b->head; w; w = w->next)
-        n += w->key == key && w->want == want;
-    return n;
+    for (const park__waiter_t *w = bucket_of(key)->head; w; w = w->next)
+        if (w->key == key && w->want < n)
+            counts[w->want]++;
 }
