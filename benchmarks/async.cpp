@@ -278,8 +278,11 @@ class Pool
     }
     Pool(const Pool &) = delete;
     Pool &operator=(const Pool &) = delete;
-    bool ok() const
+    // True if the pool runs; otherwise marks the row skipped.
+    bool ok(benchmark::State &state) const
     {
+        if (!p_)
+            state.SkipWithError("the pool could not be created");
         return p_ != nullptr;
     }
     park_pool_t *get() const
@@ -392,10 +395,8 @@ template <class C> bool hold_then(typename C::lock_type &l, park_pool_t *pool, P
 template <class C> void uncontended(benchmark::State &state)
 {
     Pool pool;
-    if (!pool.ok()) {
-        state.SkipWithError("the pool could not be created");
+    if (!pool.ok(state))
         return;
-    }
     auto p = std::make_unique<Padded<C>>();
     C::init(p->l);
     bool ok = true;
@@ -463,10 +464,8 @@ template <class C> void contended(benchmark::State &state, int producers)
     uint64_t ops = 0;
     {
         Pool pool;
-        if (!pool.ok()) {
-            state.SkipWithError("the pool could not be created");
+        if (!pool.ok(state))
             return;
-        }
         for (auto _ : state) {
             r = bench::run_window(producers, [&](bench::Window &w, int index) {
                 return produce<C>(w, *ps[index], pool.get());
@@ -550,10 +549,8 @@ template <class C> void looped(benchmark::State &state, int tasks)
     uint64_t ops = 0;
     {
         Pool pool;
-        if (!pool.ok()) {
-            state.SkipWithError("the pool could not be created");
+        if (!pool.ok(state))
             return;
-        }
         g->pool = pool.get();
         for (auto _ : state) {
             g->stop.store(false, std::memory_order_relaxed);
