@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,30 @@
 
 #include "os/os.h"
 
-static int futex_wait_raw(uint32_t *word, uint32_t expected, park_time_t deadline)
+static long futex_wait_call(uint32_t *word, uint32_t expected, const struct timespec *abs,
+                            unsigned flags)
+{
+    /* FUTEX_WAIT_BITSET takes an absolute deadline (CLOCK_MONOTONIC unless
+     * FUTEX_CLOCK_REALTIME), so a retried wait never stretches it. */
+    int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+    if (flags & PARK__FUTEX_REALTIME)
+        op |= FUTEX_CLOCK_REALTIME;
+    if (!(flags & PARK__FUTEX_CANCEL))
+        return syscall(SYS_futex, word, op, expected, abs, NULL, FUTEX_BITSET_MATCH_ANY);
+    /* A pending cancellation acts in pthread_setcanceltype, or in the
+     * system call. */
+    int state, type, ignored;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+    long r = syscall(SYS_futex, word, op, expected, abs, NULL, FUTEX_BITSET_MATCH_ANY);
+    int e = errno;
+    pthread_setcanceltype(type, &ignored);
+    pthread_setcancelstate(state, &ignored);
+    errno = e;
+    return r;
+}
+
+static int futex_wait_raw(uint32_t *word, uint32_t expected, park_time_t deadline, unsigned flags)
 {
     struct timespec ts, *abs = NULL;
     if (deadline != PARK_FOREVER) {
@@ -21,11 +45,7 @@ static int futex_wait_raw(uint32_t *word, uint32_t expected, park_time_t deadlin
         ts.tv_nsec = (long)(deadline % 1000000000u);
         abs = &ts;
     }
-    /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, so a
-     * retried wait never stretches it. */
-    long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, abs, NULL,
-                     FUTEX_BITSET_MATCH_ANY);
-    if (r == 0)
+    if (futex_wait_call(word, expected, abs, flags) == 0)
         return 0;
     return errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR ? errno : 0;
 }
@@ -71,9 +91,9 @@ __attribute__((constructor)) static void os_count_cpus(void)
 
 #ifndef PARK_FAULTS
 
-int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
+int park__futex_wait_on(uint32_t *word, uint32_t expected, park_time_t deadline, unsigned flags)
 {
-    return futex_wait_raw(word, expected, deadline);
+    return futex_wait_raw(word, expected, deadline, flags);
 }
 
 void park__futex_wake(uint32_t *word, int n)
@@ -143,7 +163,7 @@ static void fault_delay(void)
     }
 }
 
-int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
+int park__futex_wait_on(uint32_t *word, uint32_t expected, park_time_t deadline, unsigned flags)
 {
     switch (fault_pick()) {
     case FAULT_SPURIOUS:
@@ -158,7 +178,7 @@ int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
     case FAULT_NONE:
         break;
     }
-    return futex_wait_raw(word, expected, deadline);
+    return futex_wait_raw(word, expected, deadline, flags);
 }
 
 void park__futex_wake(uint32_t *word, int n)
@@ -169,3 +189,8 @@ void park__futex_wake(uint32_t *word, int n)
 }
 
 #endif /* PARK_FAULTS */
+
+int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
+{
+    return park__futex_wait_on(word, expected, deadline, 0);
+}

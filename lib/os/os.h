@@ -18,6 +18,20 @@
  * fault injection) or EINTR. */
 int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline);
 
+/* park__futex_wait_on flags. */
+#define PARK__FUTEX_REALTIME 1u /* the deadline is on CLOCK_REALTIME (ns since the epoch) */
+/* The wait is a pthread cancellation point: asynchronous cancellation is
+ * enabled for the system call alone (whatever the caller's cancel state
+ * and type), and restored after it. The caller must be ready to be
+ * cancelled there (a cleanup handler in place). */
+#define PARK__FUTEX_CANCEL 2u
+
+/* park__futex_wait with flags (above); the same returns. */
+int park__futex_wait_on(uint32_t *word, uint32_t expected, park_time_t deadline, unsigned flags);
+
+/* CLOCK_REALTIME in nanoseconds since the epoch (0 before it). */
+park_time_t park__os_realtime_now(void);
+
 /* Wakes up to n threads sleeping on word (INT32_MAX: all). Private futex.
  * The address need not be live memory any more: the kernel only hashes it,
  * and every sleeper tolerates spurious wake-ups. */

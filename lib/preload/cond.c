@@ -8,38 +8,37 @@
  * PP, process-shared) stays glibc's and every call on it passes through;
  * a cond used with both kinds of mutex aborts with a message.
  *
- * A park cond is a FIFO queue of waiters under a park_mutex_t (its lock),
- * each waiter parked on a word in its own stack frame:
+ * A park cond's waiters queue in lib/wait, keyed by the cond's address,
+ * oldest first; the cond's storage holds one word, `waiters`, set while
+ * any may be queued (written under the key's bucket lock), so that a
+ * signal with nobody waiting takes no lock. A waiter queues, releases the
+ * mutex, then sleeps (park__wait_enqueue, park__wait_sleep); its grant
+ * says who woke it:
  *
- *   state   QUEUED -> WOKEN     signal pops the oldest waiter (under lock)
- *           QUEUED -> CHAINED   broadcast detaches the whole queue (lock)
- *           CHAINED -> WOKEN    the previous waiter of the detached queue,
- *                               once it holds the mutex again
- *           QUEUED -> (gone)    a timed-out or cancelled waiter leaves the
- *                               queue (lock)
+ *   PP_GRANT_SIGNAL     signal dequeued and woke the oldest waiter
+ *   PP_GRANT_LAST       the last waiter a broadcast took
+ *   (a waiter)          a broadcast took this one and the next: the next
+ *                       is dequeued but not woken (PARK__SELECT_DEFER)
  *
- * Broadcast wakes only the first waiter; each woken waiter wakes the next
- * one after it has re-acquired the mutex, so the next one finds the mutex
- * held and parks in the mutex's queue: the waiters go to the mutex one at
- * a time, as the mutex frees, with no thundering herd (one wake-up per
- * waiter, as glibc's old requeue had). Signal and broadcast touch only the
- * woken waiter's word after they release the cond's lock, and a woken
- * waiter never touches the cond again, so a cond may be destroyed as soon
- * as the waiters it must wake have been picked. Waits are cancellation
- * points: the futex sleep runs with asynchronous cancellation, and a
- * cancelled waiter leaves the queue (or passes on the signal it was picked
- * for), re-acquires the mutex and wakes its successor before the caller's
- * cleanup handlers run.
+ * Broadcast takes every waiter and wakes only the first; each woken waiter
+ * wakes the next one after it has re-acquired the mutex, so the next one
+ * finds the mutex held and parks in the mutex's queue: the waiters go to
+ * the mutex one at a time, as the mutex frees, with no thundering herd
+ * (one wake-up per waiter, as glibc's old requeue had). Signal and
+ * broadcast touch the cond only under the bucket lock, before any waiter
+ * is woken, and a woken waiter never touches the cond again, so a cond may
+ * be destroyed as soon as the waiters it must wake have been taken. Waits
+ * are cancellation points: the futex sleep alone is (PARK__WAIT_CANCEL),
+ * and a cancelled waiter leaves the queue (or passes on the signal it was
+ * picked for), re-acquires the mutex and wakes its successor before the
+ * caller's cleanup handlers run. Timed waits on CLOCK_REALTIME follow
+ * changes of the system clock (PARK__WAIT_REALTIME).
  *
- * fork(): a waiter queued before a fork belongs to a thread the child does
- * not have, and its frame may be reused there by a new thread's stack, so
- * a child must neither wake it nor walk to it. The queue remembers the
- * fork generation of its waiters (gen, lib/wait/fork.h); in a child, the
- * first call that takes the cond's lock and finds an older generation
- * drops the whole queue unwalked (pp_cond_lock). */
-#include "futex.h"
+ * fork(): the child's queues are emptied (lib/wait/fork.c), which drops
+ * the parent's waiters; a `waiters` word left set only costs the child's
+ * first signal or broadcast a look at an empty queue. */
 #include "preload.h"
-#include "wait/fork.h"
+#include "wait/wait.h"
 
 #include <errno.h>
 #ifdef __SANITIZE_ADDRESS__
@@ -48,13 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PP_QUEUED, PP_WOKEN, PP_CHAINED };
-
-struct pp_cond_waiter {
-    struct pp_cond_waiter *next; /* queue order; after a broadcast, who to wake next */
-    struct pp_cond_waiter *prev;
-    uint32_t state;
-};
+/* A waiter's grant (other than a pointer to the next waiter of a
+ * broadcast): small values no waiter's address can take. */
+#define PP_GRANT_SIGNAL 1u
+#define PP_GRANT_LAST 2u
 
 typedef int (*pp_cond_fn)(pthread_cond_t *);
 typedef int (*pp_cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *);
@@ -123,88 +119,78 @@ static pp_cond_t *pp_cond_for_wait(pthread_cond_t *c, pthread_mutex_t *m)
     }
 }
 
-/* ---- the queue (under c->lock) ----------------------------------------- */
+/* ---- the queue (lib/wait) ------------------------------------------------ */
 
-/* Takes the cond's lock; in a forked child, first drops waiters queued
- * before the fork (see the top of this file). */
-static void pp_cond_lock(pp_cond_t *c)
+/* Bucket locked: a waiter queues. */
+static bool cond_validate(void *ctx)
 {
-    pp_lock(&c->lock);
-    if (PARK__UNLIKELY(park__forked) && c->gen != park__fork_gen) {
-        __atomic_store_n(&c->head, NULL, __ATOMIC_RELAXED); /* read unlocked by signal */
-        c->tail = NULL;
-        c->gen = park__fork_gen;
-    }
+    pp_cond_t *c = ctx;
+    /* relaxed: read by a signaller that holds the mutex the waiter
+     * releases after this (or by one that need not see it). */
+    atomic_store_explicit(&c->waiters, 1, memory_order_relaxed);
+    return true;
 }
 
-static void pp_enqueue(pp_cond_t *c, struct pp_cond_waiter *w)
+/* Bucket locked: a waiter left ungranted, or a signal or broadcast took
+ * waiters; `more`: others remain. */
+static void cond_settled(void *ctx, bool more)
 {
-    w->next = NULL;
-    w->prev = c->tail;
-    if (c->tail)
-        c->tail->next = w;
-    else
-        __atomic_store_n(&c->head, w, __ATOMIC_RELAXED); /* read unlocked by signal */
-    c->tail = w;
+    pp_cond_t *c = ctx;
+    if (!more)
+        atomic_store_explicit(&c->waiters, 0, memory_order_relaxed); /* as in cond_validate */
 }
 
-static void pp_remove(pp_cond_t *c, struct pp_cond_waiter *w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        __atomic_store_n(&c->head, w->next, __ATOMIC_RELAXED);
-    if (w->next)
-        w->next->prev = w->prev;
-    else
-        c->tail = w->prev;
-}
-
-/* Hands the wake to w: after this store w may return and its frame go,
- * so only the futex wake (an address) follows. */
-static void pp_wake(struct pp_cond_waiter *w)
-{
-    /* release: pairs with the acquire loads in pp_wait and pp_await_woken. */
-    __atomic_store_n(&w->state, PP_WOKEN, __ATOMIC_RELEASE);
-    pp_futex_wake(&w->state, 1);
-}
+static const park__wait_ops_t cond_ops = {
+    .validate = cond_validate,
+    .removed = cond_settled,
+};
 
 /* ---- signal, broadcast ------------------------------------------------- */
 
+static unsigned select_signal(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    w->grant = PP_GRANT_SIGNAL;
+    return PARK__SELECT_GRANT | PARK__SELECT_STOP;
+}
+
 static void pp_signal(pp_cond_t *c)
 {
-    /* relaxed: a waiter enqueued before the signaller took the mutex is
-     * seen through the mutex's ordering; one enqueued later need not be. */
-    if (!__atomic_load_n(&c->head, __ATOMIC_RELAXED))
-        return;
-    pp_cond_lock(c);
-    struct pp_cond_waiter *w = c->head;
-    if (w) {
-        pp_remove(c, w);
-        w->next = NULL; /* nobody to pass the wake on to */
-        /* QUEUED -> WOKEN, under the lock (the timeout path checks it there) */
-        __atomic_store_n(&w->state, PP_WOKEN, __ATOMIC_RELEASE);
-    }
-    park_mutex_unlock(&c->lock);
-    if (w)
-        pp_futex_wake(&w->state, 1);
+    /* relaxed: a waiter queued before the signaller took the mutex is
+     * seen through the mutex's ordering; one queued later need not be. */
+    if (atomic_load_explicit(&c->waiters, memory_order_relaxed))
+        park__unpark(c, select_signal, cond_settled, c);
+}
+
+struct broadcast {
+    pp_cond_t *c;
+    park__waiter_t *last; /* the last waiter taken */
+};
+
+/* Takes every waiter: wakes the first, chains the others. */
+static unsigned select_broadcast(void *ctx, park__waiter_t *w)
+{
+    struct broadcast *b = ctx;
+    park__waiter_t *prev = b->last;
+    w->grant = PP_GRANT_LAST;
+    b->last = w;
+    if (!prev)
+        return PARK__SELECT_GRANT;
+    prev->grant = (uintptr_t)w;
+    return PARK__SELECT_GRANT | PARK__SELECT_DEFER;
+}
+
+static void broadcast_settled(void *ctx, bool more)
+{
+    cond_settled(((struct broadcast *)ctx)->c, more);
 }
 
 static void pp_broadcast(pp_cond_t *c)
 {
-    if (!__atomic_load_n(&c->head, __ATOMIC_RELAXED)) /* relaxed: as pp_signal */
+    if (!atomic_load_explicit(&c->waiters, memory_order_relaxed)) /* relaxed: as pp_signal */
         return;
-    pp_cond_lock(c);
-    struct pp_cond_waiter *first = c->head;
-    __atomic_store_n(&c->head, NULL, __ATOMIC_RELAXED);
-    c->tail = NULL;
-    for (struct pp_cond_waiter *w = first; w; w = w->next)
-        __atomic_store_n(&w->state, PP_CHAINED, __ATOMIC_RELAXED); /* QUEUED -> CHAINED */
-    if (first)
-        __atomic_store_n(&first->state, PP_WOKEN, __ATOMIC_RELEASE); /* CHAINED -> WOKEN */
-    park_mutex_unlock(&c->lock);
-    if (first)
-        pp_futex_wake(&first->state, 1);
+    struct broadcast b = {.c = c};
+    park__unpark(c, select_broadcast, broadcast_settled, &b);
 }
 
 /* ---- wait ---------------------------------------------------------------- */
@@ -212,43 +198,17 @@ static void pp_broadcast(pp_cond_t *c)
 struct pp_wait {
     pp_cond_t *c;
     pthread_mutex_t *m;
-    struct pp_cond_waiter w;
+    park__waiter_t w;
     uint32_t saved; /* the mutex's recursion count */
 };
 
-/* Sleeps on the waiter's word, the one place a wait can be cancelled: with
- * the caller's cancel state (`state`, disabled for the rest of the wait)
- * and asynchronous cancellation for the system call. */
-static int pp_sleep_cancellable(uint32_t *word, uint32_t val, clockid_t clock,
-                                const struct timespec *abstime, int state)
-{
-    if (state == PTHREAD_CANCEL_DISABLE)
-        return pp_futex_wait(word, val, clock, abstime);
-    int old, ignored;
-    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &ignored);
-    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
-    int e = pp_futex_wait(word, val, clock, abstime);
-    pthread_setcanceltype(old, &ignored);
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &ignored);
-    return e;
-}
-
-/* Sleeps until the waiter is WOKEN, with no time limit and no
- * cancellation (the waiter was picked: its wake is on the way). */
-static void pp_await_woken(struct pp_cond_waiter *w)
-{
-    uint32_t s;
-    /* acquire: pairs with the release store in pp_wake / pp_signal. */
-    while ((s = __atomic_load_n(&w->state, __ATOMIC_ACQUIRE)) != PP_WOKEN)
-        pp_futex_wait(&w->state, s, CLOCK_MONOTONIC, NULL);
-}
-
-/* Back from the sleep: take the mutex again and pass a broadcast on. */
+/* Back from the sleep, granted or not: take the mutex again and pass a
+ * broadcast on. */
 static void pp_wait_finish(struct pp_wait *x)
 {
     pp_mutex_cond_relock(x->m, x->saved);
-    if (x->w.next)
-        pp_wake(x->w.next); /* its frame lives: it waits for this wake */
+    if (x->w.grant > PP_GRANT_LAST)
+        park__wake((park__waiter_t *)x->w.grant); /* it waits for this wake */
 }
 
 static void pp_wait_cancelled(void *arg)
@@ -259,19 +219,24 @@ static void pp_wait_cancelled(void *arg)
      * ASan does for longjmp. */
     __asan_handle_no_return();
 #endif
-    pp_cond_lock(x->c);
-    bool picked = __atomic_load_n(&x->w.state, __ATOMIC_RELAXED) != PP_QUEUED;
-    if (!picked) {
-        pp_remove(x->c, &x->w);
-        x->w.next = NULL;
-    }
-    park_mutex_unlock(&x->c->lock);
-    if (picked) {
-        pp_await_woken(&x->w);
-        if (!x->w.next)
-            pp_signal(x->c); /* a cancelled waiter consumes no signal */
-    }
+    if (!park__wait_leave(x->c, &x->w, cond_settled, x->c))
+        x->w.grant = 0; /* left ungranted */
+    else if (x->w.grant == PP_GRANT_SIGNAL)
+        pp_signal(x->c); /* a cancelled waiter consumes no signal */
     pp_wait_finish(x);
+}
+
+/* The time limit of a wait: ns since the epoch of `clock` (PARK_FOREVER
+ * past what it can hold; 0 before the epoch, already passed). */
+static park_time_t pp_wait_deadline(const struct timespec *abstime)
+{
+    if (!abstime)
+        return PARK_FOREVER;
+    if (abstime->tv_sec < 0)
+        return 0;
+    if ((uint64_t)abstime->tv_sec >= (PARK_FOREVER - 1000000000u) / 1000000000u)
+        return PARK_FOREVER;
+    return (park_time_t)abstime->tv_sec * 1000000000u + (park_time_t)abstime->tv_nsec;
 }
 
 static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
@@ -282,35 +247,24 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         return err;
     /* Cancellation acts only in the sleep, where the cleanup handler is
      * in place (park's own calls are no cancellation points). */
-    int cancel_state;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    struct pp_wait x = {.c = c, .m = m, .w = {.state = PP_QUEUED}};
-    pp_cond_lock(c);
-    pp_enqueue(c, &x.w);
-    park_mutex_unlock(&c->lock);
+    int cancel_state = pp_cancel_state(PTHREAD_CANCEL_DISABLE);
+    unsigned flags = (clock == CLOCK_REALTIME ? PARK__WAIT_REALTIME : 0) |
+                     (cancel_state == PTHREAD_CANCEL_ENABLE ? PARK__WAIT_CANCEL : 0);
+    struct pp_wait x = {.c = c, .m = m};
+    park__waiter_init(&x.w, 0);
+    park__waiter_idle(&x.w); /* waiting for an event, not contention */
+    park__wait_enqueue(c, &x.w, 0, &cond_ops, c);
     x.saved = pp_mutex_cond_release(m);
 
     pthread_cleanup_push(pp_wait_cancelled, &x);
-    uint32_t s;
-    /* acquire: pairs with the release store of WOKEN (pp_wake, pp_signal). */
-    while ((s = __atomic_load_n(&x.w.state, __ATOMIC_ACQUIRE)) != PP_WOKEN) {
-        if (pp_sleep_cancellable(&x.w.state, s, clock, s == PP_QUEUED ? abstime : NULL,
-                                 cancel_state) != ETIMEDOUT)
-            continue;
-        pp_cond_lock(c);
-        if (__atomic_load_n(&x.w.state, __ATOMIC_RELAXED) == PP_QUEUED) {
-            pp_remove(c, &x.w);
-            x.w.next = NULL;
-            err = ETIMEDOUT;
-        }
-        park_mutex_unlock(&c->lock);
-        if (err)
-            break;
-        /* Picked meanwhile: the wake is on its way, wait for it. */
+    if (park__wait_sleep(c, &x.w, flags, &cond_ops, c, pp_wait_deadline(abstime)) ==
+        PARK__WAIT_TIMEDOUT) {
+        x.w.grant = 0;
+        err = ETIMEDOUT;
     }
     pthread_cleanup_pop(0);
     pp_wait_finish(&x);
-    pthread_setcancelstate(cancel_state, &cancel_state);
+    pp_cancel_state(cancel_state);
     return err;
 }
 
@@ -336,10 +290,9 @@ int pp_cond_destroy(pthread_cond_t *c)
     if (!pp_is_managed(w))
         return PP_REAL(pp_cond_fn, pthread_cond_destroy)(c);
     pp_cond_t *p = pp_of(c);
-    pp_cond_lock(p);
-    bool busy = p->head != NULL;
-    park_mutex_unlock(&p->lock);
-    if (busy)
+    /* EBUSY while waiters are queued. relaxed: `waiters` only filters;
+     * the queue decides (the word may be stale in a forked child). */
+    if (atomic_load_explicit(&p->waiters, memory_order_relaxed) && park__wait_has_waiters(p))
         return EBUSY;
     /* Back to a pristine glibc cond with the same clock. */
     memset(c, 0, sizeof *c);

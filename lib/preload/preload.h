@@ -16,9 +16,8 @@
  *           process-shared rwlock, which is glibc's.
  *   sem     a 64-bit magic at offset 24, past glibc's 16 bytes.
  *
- * Only the preload's own futex calls (lib/preload/futex.h) make system
- * calls outside lib/os: the condition variable parks its waiters on words
- * of their own, which park's public API does not offer. */
+ * The condition variable queues its waiters in lib/wait, as park's
+ * primitives do (lib/preload/cond.c). */
 #ifndef PARK_PRELOAD_H
 #define PARK_PRELOAD_H
 
@@ -63,15 +62,14 @@ typedef struct pp_mutex {
 #define PP_COND_MANAGED 0x7a5c0000u
 #define PP_COND_MANAGED_MASK 0xffff0000u
 
-struct pp_cond_waiter;
 typedef struct pp_cond {
-    park_mutex_t lock;           /* 0: guards the queue; zero in a pristine cond */
-    uint32_t gen;                /* 4: fork generation of the queue's waiters */
-    struct pp_cond_waiter *head; /* 8: oldest waiter */
-    struct pp_cond_waiter *tail; /* 16: newest waiter */
-    uint32_t pad1[3];            /* 24 */
-    uint32_t wrefs;              /* 36: glibc's __wrefs: the marker and the clock */
-    uint32_t pad2[2];            /* 40 */
+    /* 0: non-zero while waiters may be queued on the cond's key (its
+     * address) in lib/wait; written under that key's bucket lock; zero in
+     * a pristine cond. */
+    _Atomic uint32_t waiters;
+    uint32_t pad0[8]; /* 4 */
+    uint32_t wrefs;   /* 36: glibc's __wrefs: the marker and the clock */
+    uint32_t pad2[2]; /* 40 */
 } pp_cond_t;
 
 /* glibc's rwlock kinds (pthread_rwlockattr_setkind_np). */

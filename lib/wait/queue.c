@@ -143,8 +143,8 @@ static bool granted(park__waiter_t *w)
  * granted or the deadline passes. */
 _Thread_local void (*park__wait_block_hook)(void);
 
-static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wait_ops_t *ops,
-                        void *ctx)
+static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
+                        const park__wait_ops_t *ops, void *ctx)
 {
     /* w->spin pauses (PARK__WAIT_SPIN unless the primitive expects its
      * grant soon), looking after each. */
@@ -158,6 +158,8 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
     if (park__wait_block_hook)
         park__wait_block_hook();
     _Atomic uint32_t *seq = w->batch ? &bucket_of(w->key)->batch_seq : NULL;
+    unsigned futex_flags = (flags & PARK__WAIT_REALTIME ? PARK__FUTEX_REALTIME : 0) |
+                           (flags & PARK__WAIT_CANCEL ? PARK__FUTEX_CANCEL : 0);
     for (;;) {
         /* acquire: pairs with the release increment in wake_granted, so
          * that a batch waiter that reads the new value sees its `woken`. */
@@ -173,12 +175,13 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, const park__wai
         /* Any return may be spurious (or an early timeout under fault
          * injection): only `woken` and the clock are trusted. */
         if (seq)
-            park__futex_wait((uint32_t *)seq, s, deadline);
+            park__futex_wait_on((uint32_t *)seq, s, deadline, futex_flags);
         else
-            park__futex_wait((uint32_t *)&w->woken, ASLEEP, deadline);
+            park__futex_wait_on((uint32_t *)&w->woken, ASLEEP, deadline, futex_flags);
         if (granted(w))
             return SLEEP_WOKEN;
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
+        if (deadline != PARK_FOREVER &&
+            (flags & PARK__WAIT_REALTIME ? park__os_realtime_now() : park_now()) >= deadline)
             return SLEEP_TIMEDOUT;
     }
 }
@@ -210,20 +213,42 @@ static bool enqueue(const void *key, park__waiter_t *w, unsigned flags, const pa
     return valid;
 }
 
+/* A queued thread waiter: sleeps until granted, or leaves the queue. */
+static int sleep_for_grant(const void *key, park__waiter_t *w, unsigned flags,
+                           const park__wait_ops_t *ops, void *ctx, park_time_t deadline)
+{
+    int slept = thread_sleep(w, deadline, flags, ops, ctx);
+    if (slept == SLEEP_WOKEN)
+        return PARK__WAIT_GRANTED;
+    if (park__wait_leave(key, w, ops->removed, ctx))
+        return PARK__WAIT_GRANTED;
+    return slept == SLEEP_TIMEDOUT ? PARK__WAIT_TIMEDOUT : PARK__WAIT_ABORTED;
+}
+
+bool park__wait_leave(const void *key, park__waiter_t *w, void (*removed)(void *ctx, bool more),
+                      void *ctx)
+{
+    if (park__wait_cancel(key, w, removed, ctx))
+        return false;
+    /* A waker dequeued w before it could leave: the grant is w's, and its
+     * `woken` store is at most one bucket unlock away (or, for a waiter
+     * dequeued with PARK__SELECT_DEFER, one park__wake). */
+    thread_sleep(w, PARK_FOREVER, 0, NULL, NULL);
+    return true;
+}
+
 static int wait_for_grant(const void *key, park__waiter_t *w, unsigned flags,
                           const park__wait_ops_t *ops, void *ctx, park_time_t deadline)
 {
     if (!enqueue(key, w, flags, ops, ctx))
         return PARK__WAIT_INVALID;
-    int slept = thread_sleep(w, deadline, ops, ctx);
-    if (slept == SLEEP_WOKEN)
-        return PARK__WAIT_GRANTED;
-    if (park__wait_cancel(key, w, ops->removed, ctx))
-        return slept == SLEEP_TIMEDOUT ? PARK__WAIT_TIMEDOUT : PARK__WAIT_ABORTED;
-    /* A waker dequeued us before we could leave: the grant is ours, and its
-     * `woken` store is at most one bucket unlock away. */
-    thread_sleep(w, PARK_FOREVER, NULL, NULL);
-    return PARK__WAIT_GRANTED;
+    return sleep_for_grant(key, w, flags, ops, ctx, deadline);
+}
+
+int park__wait_sleep(const void *key, park__waiter_t *w, unsigned flags,
+                     const park__wait_ops_t *ops, void *ctx, park_time_t deadline)
+{
+    return sleep_for_grant(key, w, flags, ops, ctx, deadline);
 }
 
 /* park__wait while profiling: times the wait and records it. Kept out of
@@ -255,7 +280,7 @@ int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
 {
     if (!enqueue(key, w, flags, ops, ctx))
         return PARK__WAIT_INVALID;
-    if (ops->before_sleep && !ops->before_sleep(ctx) &&
+    if (w->notify && ops->before_sleep && !ops->before_sleep(ctx) &&
         park__wait_cancel(key, w, ops->removed, ctx))
         return PARK__WAIT_ABORTED;
     return PARK__WAIT_QUEUED;
@@ -315,8 +340,10 @@ size_t park__unpark(const void *key, park__select_fn select, park__finish_fn fin
         if (verdict & PARK__SELECT_GRANT) {
             unlink_waiter(b, w);
             w->next = NULL;
-            *granted_tail = w;
-            granted_tail = &w->next;
+            if (!(verdict & PARK__SELECT_DEFER)) {
+                *granted_tail = w;
+                granted_tail = &w->next;
+            }
             n++;
         } else {
             more = true;
@@ -331,6 +358,11 @@ size_t park__unpark(const void *key, park__select_fn select, park__finish_fn fin
     PARK__PROBE2(unpark, key, n);
     wake_granted(granted);
     return n;
+}
+
+void park__wake(park__waiter_t *w)
+{
+    wake_granted(w); /* alone: its `next` was cleared when it was dequeued */
 }
 
 static unsigned select_all(void *ctx, park__waiter_t *w)

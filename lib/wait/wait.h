@@ -148,6 +148,15 @@ enum {
  * wakes them all with one system call. Sleepers of other keys that share
  * the bucket wake too, and sleep again. */
 #define PARK__WAIT_BATCH 2u
+/* The deadline is on CLOCK_REALTIME, in ns since the epoch (a thread
+ * waiter: it follows changes of the system clock, as POSIX asks of
+ * CLOCK_REALTIME timed waits). */
+#define PARK__WAIT_REALTIME 4u
+/* The waiter's futex sleep is a pthread cancellation point (lib/os:
+ * PARK__FUTEX_CANCEL), and only it: the spin and the queue operations
+ * never are. A cancelled waiter unwinds with w still queued or granted;
+ * the caller's cleanup handler must call park__wait_leave. */
+#define PARK__WAIT_CANCEL 8u
 
 typedef struct park__wait_ops {
     /* Bucket locked, before enqueueing: true to enqueue and sleep. */
@@ -172,6 +181,26 @@ typedef struct park__wait_ops {
 int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__wait_ops_t *ops,
                void *ctx, park_time_t deadline);
 
+/* park__wait in two steps, for a caller that must do something between
+ * queueing and sleeping (the drop-in's condition variable releases the
+ * caller's mutex there): park__wait_enqueue for a thread waiter, then
+ * park__wait_sleep, which spins and parks until w is granted
+ * (PARK__WAIT_GRANTED) or until the deadline, when w leaves the queue
+ * ungranted with ops->removed run (PARK__WAIT_TIMEDOUT), or
+ * ops->before_sleep says no (PARK__WAIT_ABORTED), as in park__wait. flags:
+ * those of the sleep (PARK__WAIT_REALTIME, PARK__WAIT_CANCEL). Not recorded
+ * by the profiler. */
+int park__wait_sleep(const void *key, park__waiter_t *w, unsigned flags,
+                     const park__wait_ops_t *ops, void *ctx, park_time_t deadline);
+
+/* For a thread waiter whose park__wait or park__wait_sleep was cancelled
+ * (PARK__WAIT_CANCEL): takes w out of the queue if it is still queued
+ * (false: not granted; removed(ctx, more) has run), or else waits,
+ * uncancellably, for the grant on its way (true: w->grant says what it
+ * got). */
+bool park__wait_leave(const void *key, park__waiter_t *w, void (*removed)(void *ctx, bool more),
+                      void *ctx);
+
 /* For an asynchronous waiter (w->notify set): enqueues w on key if
  * ops->validate(ctx) agrees, and returns at once. Then, if
  * ops->before_sleep is set and says no, takes w out again (`removed` runs
@@ -179,7 +208,9 @@ int park__wait(const void *key, park__waiter_t *w, unsigned flags, const park__w
  * PARK__WAIT_ABORTED (enqueued and taken out again: no grant) or
  * PARK__WAIT_QUEUED (w stays queued, or was granted already: notify(w)
  * runs exactly once, possibly before this returns, on the granting
- * thread). Allocates nothing. */
+ * thread). Allocates nothing. For a thread waiter (the first step of
+ * park__wait_sleep, above) it only enqueues: PARK__WAIT_INVALID or
+ * PARK__WAIT_QUEUED. */
 int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
                        const park__wait_ops_t *ops, void *ctx);
 
@@ -187,6 +218,12 @@ int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
 #define PARK__SELECT_SKIP 0u  /* leave it queued, look at the next */
 #define PARK__SELECT_GRANT 1u /* dequeue and wake it (select set w->grant) */
 #define PARK__SELECT_STOP 2u  /* look at no further waiter */
+/* With GRANT: dequeue it but do not wake it. It stays asleep (or spinning)
+ * until whoever selected it calls park__wake(w), which must happen: a
+ * dequeued waiter waits for its grant past its deadline. For handing a
+ * wake-up on from waiter to waiter (the drop-in's condition variable
+ * chains a broadcast's waiters). */
+#define PARK__SELECT_DEFER 4u
 
 typedef unsigned (*park__select_fn)(void *ctx, park__waiter_t *w);
 typedef void (*park__finish_fn)(void *ctx, bool more);
@@ -197,6 +234,11 @@ typedef void (*park__finish_fn)(void *ctx, bool more);
  * `more` = waiters of the key remain. Wakes (or notifies) the granted
  * waiters after unlocking. Returns how many were granted. */
 size_t park__unpark(const void *key, park__select_fn select, park__finish_fn finish, void *ctx);
+
+/* Wakes (or notifies) w, which a select dequeued with
+ * PARK__SELECT_DEFER; w->grant is what it gets. w's memory may be gone
+ * once this has set its `woken`. */
+void park__wake(park__waiter_t *w);
 
 /* park__unpark granting every waiter of key (w->grant 0), with no finish:
  * for keys whose waiters all wait for the same event. */

@@ -634,6 +634,68 @@ TEST(cond_wait_is_a_cancellation_point_and_relocks_before_cleanup)
     ASSERT_EQ(pthread_cond_destroy(&a.c), 0);
 }
 
+/* A waiter cancelled while a signal picks it passes the signal on: it
+ * consumes none that another waiter could take (POSIX). The cancellation
+ * and the signal race; either order must wake the second waiter. */
+struct signal_race {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    atomic_int waiting;
+    int second;
+};
+
+static void unlock_on_cancel(void *m)
+{
+    pthread_mutex_unlock(m);
+}
+
+static void *wait_until_cancelled(void *p)
+{
+    struct signal_race *r = p;
+    pthread_mutex_lock(&r->m);
+    pthread_cleanup_push(unlock_on_cancel, &r->m);
+    atomic_fetch_add(&r->waiting, 1);
+    for (;;)
+        pthread_cond_wait(&r->c, &r->m);
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
+static void *wait_for_the_signal(void *p)
+{
+    struct signal_race *r = p;
+    pthread_mutex_lock(&r->m);
+    atomic_fetch_add(&r->waiting, 1);
+    struct timespec at = ts_in(CLOCK_REALTIME, 5000 * (int64_t)MS);
+    r->second = pthread_cond_timedwait(&r->c, &r->m, &at);
+    pthread_mutex_unlock(&r->m);
+    return NULL;
+}
+
+TEST(cond_waiter_cancelled_as_it_is_signalled_consumes_no_signal)
+{
+    for (int i = 0; i < 20; i++) {
+        struct signal_race r = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+        /* The first waiter queues first, so the signal picks it unless
+         * the cancellation took it out already. Each increments under the
+         * mutex, which it releases only once queued. */
+        pthread_t first = spawn(wait_until_cancelled, &r);
+        while (atomic_load(&r.waiting) < 1)
+            test_sleep_ns(100 * US);
+        pthread_t second = spawn(wait_for_the_signal, &r);
+        while (atomic_load(&r.waiting) < 2)
+            test_sleep_ns(100 * US);
+        ASSERT_EQ(pthread_mutex_lock(&r.m), 0);
+        ASSERT_EQ(pthread_cancel(first), 0);
+        ASSERT_EQ(pthread_cond_signal(&r.c), 0);
+        ASSERT_EQ(pthread_mutex_unlock(&r.m), 0);
+        ASSERT_TRUE(join(first) == PTHREAD_CANCELED);
+        join(second);
+        ASSERT_EQ(r.second, 0);
+        ASSERT_EQ(pthread_cond_destroy(&r.c), 0);
+    }
+}
+
 /* A waiter destroys and frees the cond it was woken from: POSIX allows
  * destroying a cond nobody waits on any more. */
 struct owned_cond {
@@ -1471,6 +1533,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(cond_wait_with_errorcheck_mutex_not_held_is_eperm),
     TEST_ENTRY(cond_wait_with_recursive_mutex_held_once),
     TEST_ENTRY(cond_wait_is_a_cancellation_point_and_relocks_before_cleanup),
+    TEST_ENTRY(cond_waiter_cancelled_as_it_is_signalled_consumes_no_signal),
     TEST_ENTRY(cond_destroy_and_free_right_after_wake_up),
     TEST_ENTRY(cond_with_robust_mutex_passes_through_as_a_whole),
     TEST_ENTRY(rwlock_readers_share_and_a_writer_excludes),

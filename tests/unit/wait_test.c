@@ -651,6 +651,164 @@ TEST(wait_notify_waiter_is_notified_after_the_bucket_lock_is_released)
     ASSERT_EQ(atomic_load(&notified.calls), 1);
 }
 
+/* ---- deferred grants, two-step waits, the system clock, cancellation ---- */
+
+/* Grants the first waiter and defers the others. */
+static unsigned select_first_wake_others_defer(void *ctx, park__waiter_t *w)
+{
+    struct unpark_log *log = ctx;
+    log_seen(log, w);
+    w->grant = w->want + 100;
+    return log->nseen == 1 ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_DEFER;
+}
+
+TEST(wait_deferred_waiter_is_dequeued_but_sleeps_past_its_deadline_until_woken)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct waiter a = waiter_on(&keys[0], 1, &ctx);
+    test_threads_t *ta = enqueue(&a);
+    struct waiter b = waiter_on(&keys[0], 2, &ctx);
+    b.deadline = park_deadline_in(10 * MS);
+    test_threads_t *tb = enqueue(&b);
+
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[0], select_first_wake_others_defer, log_finish, &log), 2);
+    ASSERT_FALSE(log.more);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[0]));
+    assert_granted(&a, ta);
+    /* b is off the queue, so its deadline cannot take it out: it waits for
+     * the wake it is owed. */
+    test_sleep_ns(50 * MS);
+    ASSERT_FALSE(atomic_load(&b.done));
+    ASSERT_FALSE(b.w.queued);
+    park__wake(&b.w);
+    assert_granted(&b, tb);
+    ASSERT_EQ(atomic_load(&ctx.removals), 0);
+}
+
+/* A thread waiter queued with park__wait_enqueue, then put to sleep. */
+struct two_step {
+    struct ops_ctx *ctx;
+    park__waiter_t w;
+    atomic_bool queued;
+    park_time_t deadline;
+    int result;
+};
+
+static void *two_step_main(void *arg)
+{
+    struct two_step *ts = arg;
+    park__waiter_init(&ts->w, 7);
+    if (park__wait_enqueue(&keys[1], &ts->w, 0, &ctx_ops, ts->ctx) != PARK__WAIT_QUEUED)
+        test_fail(__FILE__, __LINE__, "a thread waiter was not queued");
+    atomic_store(&ts->queued, true);
+    ts->result = park__wait_sleep(&keys[1], &ts->w, 0, &ctx_ops, ts->ctx, ts->deadline);
+    return NULL;
+}
+
+TEST(wait_enqueue_then_sleep_is_granted_or_times_out_and_leaves)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct two_step ts = {.ctx = &ctx, .deadline = PARK_FOREVER};
+    test_threads_t *t = test_threads_start(1, two_step_main, &ts, sizeof ts);
+    AWAIT(atomic_load(&ts.queued));
+    ASSERT_TRUE(park__wait_has_waiters(&keys[1]));
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[1], select_grant_all, log_finish, &log), 1);
+    test_threads_join(t);
+    ASSERT_EQ(ts.result, PARK__WAIT_GRANTED);
+    ASSERT_EQ(ts.w.grant, 107);
+
+    struct two_step late = {.ctx = &ctx, .deadline = park_deadline_in(10 * MS)};
+    t = test_threads_start(1, two_step_main, &late, sizeof late);
+    test_threads_join(t);
+    ASSERT_EQ(late.result, PARK__WAIT_TIMEDOUT);
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[1]));
+}
+
+TEST(wait_leave_takes_a_queued_waiter_out_or_keeps_its_grant)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    park__waiter_t w;
+    park__waiter_init(&w, 3);
+    ASSERT_EQ(park__wait_enqueue(&keys[2], &w, 0, &ctx_ops, &ctx), PARK__WAIT_QUEUED);
+    ASSERT_FALSE(park__wait_leave(&keys[2], &w, ctx_removed, &ctx));
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[2]));
+
+    park__waiter_init(&w, 4);
+    ASSERT_EQ(park__wait_enqueue(&keys[2], &w, 0, &ctx_ops, &ctx), PARK__WAIT_QUEUED);
+    struct unpark_log log = {0};
+    ASSERT_EQ(park__unpark(&keys[2], select_grant_all, log_finish, &log), 1);
+    ASSERT_TRUE(park__wait_leave(&keys[2], &w, ctx_removed, &ctx));
+    ASSERT_EQ(w.grant, 104);
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+}
+
+TEST(wait_realtime_deadline_is_on_the_system_clock)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    park_time_t deadline = park__os_realtime_now() + 10 * MS;
+    park_time_t t0 = park_now();
+    ASSERT_EQ(park__wait(&keys[3], &w, PARK__WAIT_REALTIME, &ctx_ops, &ctx, deadline),
+              PARK__WAIT_TIMEDOUT);
+    ASSERT_GE(park__os_realtime_now(), deadline);
+    ASSERT_LT(park_now() - t0, HANG_NS);
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+    /* Before the epoch: passed already. */
+    park__waiter_init(&w, 1);
+    ASSERT_EQ(park__wait(&keys[3], &w, PARK__WAIT_REALTIME, &ctx_ops, &ctx, 0),
+              PARK__WAIT_TIMEDOUT);
+}
+
+/* A thread cancelled in its sleep: its cleanup handler leaves the queue. */
+struct cancelled {
+    struct ops_ctx *ctx;
+    park__waiter_t w;
+    atomic_bool queued;
+    int left_granted; /* park__wait_leave's answer, from the cleanup handler */
+};
+
+static void cancelled_cleanup(void *arg)
+{
+    struct cancelled *c = arg;
+    c->left_granted = park__wait_leave(&keys[4], &c->w, ctx_removed, c->ctx);
+}
+
+static void *cancelled_main(void *arg)
+{
+    struct cancelled *c = arg;
+    int old;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    park__waiter_init(&c->w, 5);
+    park__wait_enqueue(&keys[4], &c->w, 0, &ctx_ops, c->ctx);
+    atomic_store(&c->queued, true);
+    pthread_cleanup_push(cancelled_cleanup, c);
+    park__wait_sleep(&keys[4], &c->w, PARK__WAIT_CANCEL, &ctx_ops, c->ctx, PARK_FOREVER);
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
+TEST(wait_cancel_flag_makes_the_sleep_a_cancellation_point)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    struct cancelled c = {.ctx = &ctx, .left_granted = -1};
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, cancelled_main, &c), 0);
+    AWAIT(atomic_load(&c.queued));
+    test_sleep_ns(10 * MS); /* asleep, or about to be: both are cancellable */
+    ASSERT_EQ(pthread_cancel(t), 0);
+    void *ret;
+    ASSERT_EQ(pthread_join(t, &ret), 0);
+    ASSERT_TRUE(ret == PTHREAD_CANCELED);
+    ASSERT_EQ(c.left_granted, 0);
+    ASSERT_EQ(atomic_load(&ctx.removals), 1);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[4]));
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(wait_validate_false_returns_invalid_without_enqueueing),
     TEST_ENTRY(wait_has_waiters_tells_whether_a_key_has_queued_waiters),
@@ -671,6 +829,11 @@ static const test_case_t tests[] = {
     TEST_ENTRY(wait_batch_waiter_times_out_and_is_removed),
     TEST_ENTRY(wait_unpark_of_each_key_grants_only_that_keys_waiters),
     TEST_ENTRY(wait_notify_waiter_is_notified_after_the_bucket_lock_is_released),
+    TEST_ENTRY(wait_deferred_waiter_is_dequeued_but_sleeps_past_its_deadline_until_woken),
+    TEST_ENTRY(wait_enqueue_then_sleep_is_granted_or_times_out_and_leaves),
+    TEST_ENTRY(wait_leave_takes_a_queued_waiter_out_or_keeps_its_grant),
+    TEST_ENTRY(wait_realtime_deadline_is_on_the_system_clock),
+    TEST_ENTRY(wait_cancel_flag_makes_the_sleep_a_cancellation_point),
 };
 
 int main(int argc, char **argv)
