@@ -20,11 +20,12 @@
  *   (a waiter)          a broadcast took this one and the next: the next
  *                       is dequeued but not woken (PARK__SELECT_DEFER)
  *
- * Broadcast takes every waiter and wakes only the first; each woken waiter
- * wakes the next one after it has re-acquired the mutex, so the next one
- * finds the mutex held and parks in the mutex's queue: the waiters go to
- * the mutex one at a time, as the mutex frees, with no thundering herd
- * (one wake-up per waiter, as glibc's old requeue had). Signal and
+ * Broadcast takes every waiter and wakes only the first; each woken waiter,
+ * once it has re-acquired the mutex, wakes the next one when it releases
+ * the mutex again (pthread_mutex_unlock, or its next wait: pp_pass_on), so
+ * the waiters go to the mutex one at a time, as it frees, with no
+ * thundering herd and one wake-up per waiter (as glibc's old requeue had),
+ * and the next one usually finds the mutex free. Signal and
  * broadcast touch the cond only under the bucket lock, before any waiter
  * is woken, and a woken waiter never touches the cond again, so a cond may
  * be destroyed as soon as the waiters it must wake have been taken. Waits
@@ -38,6 +39,7 @@
  * the parent's waiters; a `waiters` word left set only costs the child's
  * first signal or broadcast a look at an empty queue. */
 #include "preload.h"
+#include "wait/fork.h"
 #include "wait/wait.h"
 
 #include <errno.h>
@@ -202,13 +204,31 @@ struct pp_wait {
     uint32_t saved; /* the mutex's recursion count */
 };
 
-/* Back from the sleep, granted or not: take the mutex again and pass a
- * broadcast on. */
+_Thread_local struct pp_pass_on pp_pass_on __attribute__((tls_model("initial-exec")));
+
+void pp_cond_pass_on(void)
+{
+    park__waiter_t *next = pp_pass_on.next;
+    bool ours = pp_pass_on.gen == park__fork_gen; /* else a parent's thread's */
+    pp_pass_on.m = NULL;
+    pp_pass_on.next = NULL;
+    if (ours)
+        park__wake(next); /* it waits for this wake */
+}
+
+/* Back from the sleep, granted or not: take the mutex again, and have the
+ * broadcast's next waiter woken when this thread releases the mutex (at
+ * once if this thread has one pending already). */
 static void pp_wait_finish(struct pp_wait *x)
 {
     pp_mutex_cond_relock(x->m, x->saved);
-    if (x->w.grant > PP_GRANT_LAST)
-        park__wake((park__waiter_t *)x->w.grant); /* it waits for this wake */
+    if (x->w.grant <= PP_GRANT_LAST)
+        return;
+    park__waiter_t *next = (park__waiter_t *)x->w.grant;
+    if (pp_pass_on.m)
+        park__wake(next);
+    else
+        pp_pass_on = (struct pp_pass_on){.m = x->m, .next = next, .gen = park__fork_gen};
 }
 
 static void pp_wait_cancelled(void *arg)

@@ -243,6 +243,7 @@ int pp_mutex_unlock(pthread_mutex_t *m)
     if (PARK__LIKELY(kind == PP_MUTEX_COUNTED ||
                      kind == (PP_MUTEX_COUNTED | PTHREAD_MUTEX_ADAPTIVE_NP))) {
         park_mutex_unlock(&pp_of(m)->lock);
+        pp_mutex_released(m);
         return 0;
     }
     if (pp_passed(kind))
@@ -252,6 +253,7 @@ int pp_mutex_unlock(pthread_mutex_t *m)
     if (r >= 0)
         return r;
     park_mutex_unlock(&p->lock);
+    pp_mutex_released(m);
     return 0;
 }
 PP_EXPORT1(pp_mutex_unlock, pthread_mutex_unlock, "GLIBC_2.2.5")
@@ -274,6 +276,7 @@ uint32_t pp_mutex_cond_release(pthread_mutex_t *m)
         pp_set_owner(p, 0);
     }
     park_mutex_unlock(&p->lock);
+    pp_mutex_released(m);
     return saved;
 }
 

@@ -171,6 +171,26 @@ static inline void pp_lock(park_mutex_t *l)
     PP_NO_CANCEL(park_mutex_lock(l));
 }
 
+/* A broadcast's next waiter (cond.c), which this thread wakes once it
+ * releases `m`, the mutex it took back after its own wait: the waiters
+ * of a broadcast are woken one by one as the mutex frees. gen: the fork
+ * generation (a child drops what its parent's thread had pending). */
+struct pp_pass_on {
+    pthread_mutex_t *m;
+    void *next;
+    uint32_t gen;
+};
+extern _Thread_local struct pp_pass_on pp_pass_on __attribute__((tls_model("initial-exec")));
+void pp_cond_pass_on(void);
+
+/* After a release of m: wakes the broadcast's next waiter if it waits for
+ * this one. */
+static inline void pp_mutex_released(pthread_mutex_t *m)
+{
+    if (PARK__UNLIKELY(pp_pass_on.m == m))
+        pp_cond_pass_on();
+}
+
 /* Mutex operations the condition variable uses on a park mutex. */
 bool pp_mutex_managed(const pthread_mutex_t *m);
 /* EPERM if an ERRORCHECK or RECURSIVE mutex is not the caller's, else 0. */
