@@ -20,20 +20,24 @@
  *   (a waiter)          a broadcast took this one and the next: the next
  *                       is dequeued but not woken (PARK__SELECT_DEFER)
  *
- * Broadcast takes every waiter and wakes only the first; each woken waiter,
- * once it has re-acquired the mutex, wakes the next one when it releases
- * the mutex again (pthread_mutex_unlock, or its next wait: pp_pass_on), so
- * the waiters go to the mutex one at a time, as it frees, with no
- * thundering herd and one wake-up per waiter (as glibc's old requeue had),
- * and the next one usually finds the mutex free. Signal and
- * broadcast touch the cond only under the bucket lock, before any waiter
- * is woken, and a woken waiter never touches the cond again, so a cond may
- * be destroyed as soon as the waiters it must wake have been taken. Waits
- * are cancellation points: the futex sleep alone is (PARK__WAIT_CANCEL),
- * and a cancelled waiter leaves the queue (or passes on the signal it was
- * picked for), re-acquires the mutex and wakes its successor before the
- * caller's cleanup handlers run. Timed waits on CLOCK_REALTIME follow
- * changes of the system clock (PARK__WAIT_REALTIME).
+ * Broadcast takes every waiter and wakes only the first; each woken waiter
+ * re-acquires the mutex and leaves the next one on it (pp_mutex_t.next),
+ * and the mutex's next release wakes it (pthread_mutex_unlock by whichever
+ * thread, or a wait releasing it), so the waiters go to the mutex one at a
+ * time, as it frees, with no thundering herd and one wake-up per waiter
+ * (as glibc's old requeue had), and the next one usually finds the mutex
+ * free. Signal and broadcast touch the cond only under the bucket lock,
+ * before any waiter is woken, and a woken waiter does not touch the cond
+ * again (but for one case below), so a cond may be destroyed as soon as
+ * the waiters it must wake have been taken. Waits are cancellation
+ * points: the futex sleep alone is (PARK__WAIT_CANCEL; the rest of the
+ * wait runs with cancellation disabled, since park's fault injection
+ * sleeps in nanosleep), and a cancelled waiter leaves the queue, or, if a
+ * signal picked it, signals the cond again (a cancelled waiter consumes no
+ * signal: the one case where a woken waiter touches the cond, as glibc's
+ * does), then re-acquires the mutex, with its broadcast successor left on
+ * it, before the caller's cleanup handlers run. Timed waits on
+ * CLOCK_REALTIME follow changes of the system clock (PARK__WAIT_REALTIME).
  *
  * fork(): the child's queues are emptied (lib/wait/fork.c), which drops
  * the parent's waiters; a `waiters` word left set only costs the child's
@@ -109,7 +113,7 @@ static pp_cond_t *pp_cond_for_wait(pthread_cond_t *c, pthread_mutex_t *m)
             __atomic_load_n(&words[1], __ATOMIC_RELAXED) != 0)
             pp_mixed(c);
         /* pristine -> managed. acq_rel: the winner's claim is ordered
-         * before its enqueue under the cond's lock, which orders the rest. */
+         * before its enqueue under the bucket lock, which orders the rest. */
         if (__atomic_compare_exchange_n(&pp_of(c)->wrefs, &w,
                                         PP_COND_MANAGED | (w & PP_GLIBC_COND_MONOTONIC), false,
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
@@ -124,7 +128,7 @@ static pp_cond_t *pp_cond_for_wait(pthread_cond_t *c, pthread_mutex_t *m)
 /* ---- the queue (lib/wait) ------------------------------------------------ */
 
 /* Bucket locked: a waiter queues. */
-static bool cond_validate(void *ctx)
+static bool pp_cond_validate(void *ctx)
 {
     pp_cond_t *c = ctx;
     /* relaxed: read by a signaller that holds the mutex the waiter
@@ -135,21 +139,21 @@ static bool cond_validate(void *ctx)
 
 /* Bucket locked: a waiter left ungranted, or a signal or broadcast took
  * waiters; `more`: others remain. */
-static void cond_settled(void *ctx, bool more)
+static void pp_cond_settled(void *ctx, bool more)
 {
     pp_cond_t *c = ctx;
     if (!more)
-        atomic_store_explicit(&c->waiters, 0, memory_order_relaxed); /* as in cond_validate */
+        atomic_store_explicit(&c->waiters, 0, memory_order_relaxed); /* as in pp_cond_validate */
 }
 
-static const park__wait_ops_t cond_ops = {
-    .validate = cond_validate,
-    .removed = cond_settled,
+static const park__wait_ops_t pp_cond_ops = {
+    .validate = pp_cond_validate,
+    .removed = pp_cond_settled,
 };
 
 /* ---- signal, broadcast ------------------------------------------------- */
 
-static unsigned select_signal(void *ctx, park__waiter_t *w)
+static unsigned pp_select_signal(void *ctx, park__waiter_t *w)
 {
     (void)ctx;
     w->grant = PP_GRANT_SIGNAL;
@@ -161,18 +165,18 @@ static void pp_signal(pp_cond_t *c)
     /* relaxed: a waiter queued before the signaller took the mutex is
      * seen through the mutex's ordering; one queued later need not be. */
     if (atomic_load_explicit(&c->waiters, memory_order_relaxed))
-        park__unpark(c, select_signal, cond_settled, c);
+        park__unpark(c, pp_select_signal, pp_cond_settled, c);
 }
 
-struct broadcast {
+struct pp_broadcast {
     pp_cond_t *c;
     park__waiter_t *last; /* the last waiter taken */
 };
 
 /* Takes every waiter: wakes the first, chains the others. */
-static unsigned select_broadcast(void *ctx, park__waiter_t *w)
+static unsigned pp_select_broadcast(void *ctx, park__waiter_t *w)
 {
-    struct broadcast *b = ctx;
+    struct pp_broadcast *b = ctx;
     park__waiter_t *prev = b->last;
     w->grant = PP_GRANT_LAST;
     b->last = w;
@@ -182,17 +186,17 @@ static unsigned select_broadcast(void *ctx, park__waiter_t *w)
     return PARK__SELECT_GRANT | PARK__SELECT_DEFER;
 }
 
-static void broadcast_settled(void *ctx, bool more)
+static void pp_broadcast_settled(void *ctx, bool more)
 {
-    cond_settled(((struct broadcast *)ctx)->c, more);
+    pp_cond_settled(((struct pp_broadcast *)ctx)->c, more);
 }
 
 static void pp_broadcast(pp_cond_t *c)
 {
     if (!atomic_load_explicit(&c->waiters, memory_order_relaxed)) /* relaxed: as pp_signal */
         return;
-    struct broadcast b = {.c = c};
-    park__unpark(c, select_broadcast, broadcast_settled, &b);
+    struct pp_broadcast b = {.c = c};
+    park__unpark(c, pp_select_broadcast, pp_broadcast_settled, &b);
 }
 
 /* ---- wait ---------------------------------------------------------------- */
@@ -204,42 +208,33 @@ struct pp_wait {
     uint32_t saved; /* the mutex's recursion count */
 };
 
-_Thread_local struct pp_pass_on pp_pass_on __attribute__((tls_model("initial-exec")));
-
-void pp_cond_pass_on(void)
+void pp_cond_pass_on(void *next, uint32_t gen)
 {
-    park__waiter_t *next = pp_pass_on.next;
-    bool ours = pp_pass_on.gen == park__fork_gen; /* else a parent's thread's */
-    pp_pass_on.m = NULL;
-    pp_pass_on.next = NULL;
-    if (ours)
-        park__wake(next); /* it waits for this wake */
+    if (gen == park__fork_gen) /* else it waited in the parent */
+        park__wake(next);      /* it waits for this wake */
 }
 
-/* Back from the sleep, granted or not: take the mutex again, and have the
- * broadcast's next waiter woken when this thread releases the mutex (at
- * once if this thread has one pending already). */
+/* Back from the sleep, granted or not: take the mutex again, with the
+ * broadcast's next waiter (if any) for the mutex's next release to wake. */
 static void pp_wait_finish(struct pp_wait *x)
 {
-    pp_mutex_cond_relock(x->m, x->saved);
-    if (x->w.grant <= PP_GRANT_LAST)
-        return;
-    park__waiter_t *next = (park__waiter_t *)x->w.grant;
-    if (pp_pass_on.m)
-        park__wake(next);
-    else
-        pp_pass_on = (struct pp_pass_on){.m = x->m, .next = next, .gen = park__fork_gen};
+    void *next = x->w.grant > PP_GRANT_LAST ? (void *)x->w.grant : NULL;
+    pp_mutex_cond_relock(x->m, x->saved, next, park__fork_gen);
 }
 
 static void pp_wait_cancelled(void *arg)
 {
     struct pp_wait *x = arg;
 #ifdef __SANITIZE_ADDRESS__
-    /* The cancellation unwinds the frames above: clear their redzones, as
-     * ASan does for longjmp. */
+    /* The cancellation unwound the frames below pp_wait (lib/wait's and
+     * lib/os's), and this handler runs where they were: clear their
+     * redzones, as ASan does for longjmp. By hand first, since
+     * __asan_handle_no_return's own calls would meet them. */
+    char *here = __builtin_frame_address(0);
+    __asan_unpoison_memory_region(here - 16384, 16384);
     __asan_handle_no_return();
 #endif
-    if (!park__wait_leave(x->c, &x->w, cond_settled, x->c))
+    if (!park__wait_leave(x->c, &x->w, pp_cond_settled, x->c))
         x->w.grant = 0; /* left ungranted */
     else if (x->w.grant == PP_GRANT_SIGNAL)
         pp_signal(x->c); /* a cancelled waiter consumes no signal */
@@ -273,11 +268,11 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     struct pp_wait x = {.c = c, .m = m};
     park__waiter_init(&x.w, 0);
     park__waiter_idle(&x.w); /* waiting for an event, not contention */
-    park__wait_enqueue(c, &x.w, 0, &cond_ops, c);
+    park__wait_enqueue(c, &x.w, 0, &pp_cond_ops, c);
     x.saved = pp_mutex_cond_release(m);
 
     pthread_cleanup_push(pp_wait_cancelled, &x);
-    if (park__wait_sleep(c, &x.w, flags, &cond_ops, c, pp_wait_deadline(abstime)) ==
+    if (park__wait_sleep(c, &x.w, flags, &pp_cond_ops, c, pp_wait_deadline(abstime)) ==
         PARK__WAIT_TIMEDOUT) {
         x.w.grant = 0;
         err = ETIMEDOUT;

@@ -9,6 +9,9 @@
  *   count  RECURSIVE: the holder's holds
  *   kind   the type (0-3, as glibc's static initialisers write it) and
  *          PP_MUTEX_COUNTED once the mutex was counted for the report
+ *   next   a condition variable's broadcast waiter that the next release
+ *          wakes (cond.c), with its fork generation; set and taken off by
+ *          the holder, inside glibc's unused __list
  *
  * Zero-filled memory is an unlocked NORMAL mutex, and glibc's
  * PTHREAD_{RECURSIVE,ERRORCHECK,ADAPTIVE}_MUTEX_INITIALIZER_NP write the
@@ -242,8 +245,11 @@ int pp_mutex_unlock(pthread_mutex_t *m)
     int32_t kind = pp_kind(m);
     if (PARK__LIKELY(kind == PP_MUTEX_COUNTED ||
                      kind == (PP_MUTEX_COUNTED | PTHREAD_MUTEX_ADAPTIVE_NP))) {
+        uint32_t gen;
+        void *next = pp_mutex_take_next(m, &gen);
         park_mutex_unlock(&pp_of(m)->lock);
-        pp_mutex_released(m);
+        if (PARK__UNLIKELY(next != NULL))
+            pp_cond_pass_on(next, gen);
         return 0;
     }
     if (pp_passed(kind))
@@ -252,8 +258,11 @@ int pp_mutex_unlock(pthread_mutex_t *m)
     int r = pp_mutex_leave(p, kind & PP_MUTEX_TYPE_MASK);
     if (r >= 0)
         return r;
+    uint32_t gen;
+    void *next = pp_mutex_take_next(m, &gen);
     park_mutex_unlock(&p->lock);
-    pp_mutex_released(m);
+    if (PARK__UNLIKELY(next != NULL))
+        pp_cond_pass_on(next, gen);
     return 0;
 }
 PP_EXPORT1(pp_mutex_unlock, pthread_mutex_unlock, "GLIBC_2.2.5")
@@ -275,17 +284,25 @@ uint32_t pp_mutex_cond_release(pthread_mutex_t *m)
         saved = p->count; /* a wait releases every hold and takes them back */
         pp_set_owner(p, 0);
     }
+    uint32_t gen;
+    void *next = pp_mutex_take_next(m, &gen);
     park_mutex_unlock(&p->lock);
-    pp_mutex_released(m);
+    if (PARK__UNLIKELY(next != NULL))
+        pp_cond_pass_on(next, gen);
     return saved;
 }
 
-void pp_mutex_cond_relock(pthread_mutex_t *m, uint32_t saved)
+void pp_mutex_cond_relock(pthread_mutex_t *m, uint32_t saved, void *next, uint32_t gen)
 {
     pp_mutex_t *p = pp_of(m);
     pp_lock(&p->lock);
     if (saved) {
         pp_set_owner(p, pp_self());
         p->count = saved;
+    }
+    if (next) {
+        /* Every release takes it off, so the mutex has none pending. */
+        p->next = next;
+        p->next_gen = gen;
     }
 }

@@ -53,6 +53,11 @@ typedef struct pp_mutex {
     uint32_t count;    /* 4: RECURSIVE: holds by the owner */
     uintptr_t owner;   /* 8: ERRORCHECK, RECURSIVE: pthread_self() of the holder */
     int32_t kind;      /* 16: glibc's __kind: the marker (above) */
+    /* 20: the fork generation of `next` */
+    uint32_t next_gen;
+    /* 24: a broadcast's next waiter (cond.c), which the release of this
+     * mutex wakes; written and read by the holder only */
+    void *next;
 } pp_mutex_t;
 
 /* glibc's __wrefs flags (pthread_cond_init) and the marker of a park cond. */
@@ -95,6 +100,7 @@ typedef struct pp_sem {
 
 _Static_assert(sizeof(pp_mutex_t) <= sizeof(pthread_mutex_t), "mutex fits");
 _Static_assert(__builtin_offsetof(pp_mutex_t, kind) == 16, "kind is glibc's __kind");
+_Static_assert(__builtin_offsetof(pp_mutex_t, next) == 24, "next is in glibc's __list");
 _Static_assert(sizeof(pp_cond_t) == sizeof(pthread_cond_t), "cond fits");
 _Static_assert(__builtin_offsetof(pp_cond_t, wrefs) == 36, "wrefs is glibc's __wrefs");
 _Static_assert(sizeof(pp_rwlock_t) == sizeof(pthread_rwlock_t), "rwlock fits");
@@ -171,25 +177,24 @@ static inline void pp_lock(park_mutex_t *l)
     PP_NO_CANCEL(park_mutex_lock(l));
 }
 
-/* A broadcast's next waiter (cond.c), which this thread wakes once it
- * releases `m`, the mutex it took back after its own wait: the waiters
- * of a broadcast are woken one by one as the mutex frees. gen: the fork
- * generation (a child drops what its parent's thread had pending). */
-struct pp_pass_on {
-    pthread_mutex_t *m;
-    void *next;
-    uint32_t gen;
-};
-extern _Thread_local struct pp_pass_on pp_pass_on __attribute__((tls_model("initial-exec")));
-void pp_cond_pass_on(void);
-
-/* After a release of m: wakes the broadcast's next waiter if it waits for
- * this one. */
-static inline void pp_mutex_released(pthread_mutex_t *m)
+/* Holding m, before releasing it: the broadcast's next waiter (cond.c)
+ * that waits for this release, taken off the mutex, and its fork
+ * generation (*gen); NULL if none. Once the mutex is released, the caller
+ * hands it to pp_cond_pass_on. */
+static inline void *pp_mutex_take_next(pthread_mutex_t *m, uint32_t *gen)
 {
-    if (PARK__UNLIKELY(pp_pass_on.m == m))
-        pp_cond_pass_on();
+    pp_mutex_t *p = (pp_mutex_t *)m;
+    void *next = p->next;
+    if (PARK__UNLIKELY(next != NULL)) {
+        *gen = p->next_gen;
+        p->next = NULL;
+    }
+    return next;
 }
+
+/* Wakes next (from pp_mutex_take_next), unless it waited in the parent of
+ * this forked process (gen is older than the process's). */
+void pp_cond_pass_on(void *next, uint32_t gen);
 
 /* Mutex operations the condition variable uses on a park mutex. */
 bool pp_mutex_managed(const pthread_mutex_t *m);
@@ -198,7 +203,10 @@ int pp_mutex_cond_check(const pthread_mutex_t *m);
 /* Releases the caller's hold for a wait; the result (the recursion count)
  * goes to pp_mutex_cond_relock. */
 uint32_t pp_mutex_cond_release(pthread_mutex_t *m);
-void pp_mutex_cond_relock(pthread_mutex_t *m, uint32_t saved);
+/* Takes the mutex back after a wait, with the recursion count `saved`;
+ * next (not NULL): the broadcast's next waiter, for the mutex's next
+ * release to wake (pp_mutex_take_next). */
+void pp_mutex_cond_relock(pthread_mutex_t *m, uint32_t saved, void *next, uint32_t gen);
 
 #endif /* PARK_PRELOAD_H */
 

@@ -696,6 +696,100 @@ TEST(cond_waiter_cancelled_as_it_is_signalled_consumes_no_signal)
     }
 }
 
+/* A broadcast's waiters each take the mutex in turn: the chain goes on
+ * when the woken waiters leave the mutex held for another thread to
+ * unlock (no owner for a NORMAL mutex, as glibc allows), when some of
+ * them are cancelled, and when timed waiters' deadlines pass meanwhile. */
+struct chain {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    int go;
+    int timed;      /* waiters use 5 ms timed waits, in a loop */
+    int leave_held; /* a woken waiter returns with the mutex held */
+    atomic_int waiting, done;
+};
+
+static void chain_unlock(void *m)
+{
+    pthread_mutex_unlock(m);
+}
+
+static void *chain_waiter(void *p)
+{
+    struct chain *ch = p;
+    pthread_mutex_lock(&ch->m);
+    pthread_cleanup_push(chain_unlock, &ch->m);
+    atomic_fetch_add(&ch->waiting, 1);
+    while (!ch->go) {
+        if (ch->timed) {
+            struct timespec at = ts_in(CLOCK_REALTIME, 5 * (int64_t)MS);
+            pthread_cond_timedwait(&ch->c, &ch->m, &at);
+        } else {
+            pthread_cond_wait(&ch->c, &ch->m);
+        }
+    }
+    pthread_cleanup_pop(!ch->leave_held);
+    atomic_fetch_add(&ch->done, 1);
+    return NULL;
+}
+
+enum { CHAIN_N = 6 };
+
+static void chain_start(struct chain *ch, pthread_t *t)
+{
+    for (int i = 0; i < CHAIN_N; i++)
+        t[i] = spawn(chain_waiter, ch);
+    while (atomic_load(&ch->waiting) < CHAIN_N)
+        test_sleep_ns(100 * US);
+}
+
+TEST(cond_broadcast_goes_on_when_another_thread_unlocks_for_the_woken)
+{
+    struct chain ch = {
+        .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER, .leave_held = 1};
+    pthread_t t[CHAIN_N];
+    chain_start(&ch, t);
+    ASSERT_EQ(pthread_mutex_lock(&ch.m), 0);
+    ch.go = 1;
+    ASSERT_EQ(pthread_cond_broadcast(&ch.c), 0);
+    ASSERT_EQ(pthread_mutex_unlock(&ch.m), 0);
+    /* Each woken waiter returns holding the mutex; this thread unlocks it
+     * for the next one. */
+    for (int k = 1; k <= CHAIN_N; k++) {
+        AWAIT(atomic_load(&ch.done) >= k);
+        ASSERT_EQ(pthread_mutex_unlock(&ch.m), 0);
+    }
+    for (int i = 0; i < CHAIN_N; i++)
+        join(t[i]);
+    ASSERT_EQ(pthread_cond_destroy(&ch.c), 0);
+}
+
+TEST(cond_broadcast_reaches_every_waiter_when_some_are_cancelled_or_time_out)
+{
+    for (int timed = 0; timed <= 1; timed++) {
+        struct chain ch = {
+            .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER, .timed = timed};
+        pthread_t t[CHAIN_N];
+        chain_start(&ch, t);
+        ASSERT_EQ(pthread_mutex_lock(&ch.m), 0);
+        ch.go = 1;
+        ASSERT_EQ(pthread_cond_broadcast(&ch.c), 0);
+        ASSERT_EQ(pthread_cancel(t[2]), 0);
+        ASSERT_EQ(pthread_cancel(t[4]), 0);
+        test_sleep_ns(30 * MS); /* the timed waiters' deadlines pass, the chain pending */
+        ASSERT_EQ(pthread_mutex_unlock(&ch.m), 0);
+        int cancelled = 0;
+        for (int i = 0; i < CHAIN_N; i++)
+            cancelled += join(t[i]) == PTHREAD_CANCELED;
+        /* A cancellation that came after its waiter had returned is lost:
+         * the others all returned. */
+        ASSERT_EQ(atomic_load(&ch.done) + cancelled, CHAIN_N);
+        ASSERT_EQ(pthread_mutex_trylock(&ch.m), 0); /* every waiter let go of it */
+        ASSERT_EQ(pthread_mutex_unlock(&ch.m), 0);
+        ASSERT_EQ(pthread_cond_destroy(&ch.c), 0);
+    }
+}
+
 /* A waiter destroys and frees the cond it was woken from: POSIX allows
  * destroying a cond nobody waits on any more. */
 struct owned_cond {
@@ -1534,6 +1628,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(cond_wait_with_recursive_mutex_held_once),
     TEST_ENTRY(cond_wait_is_a_cancellation_point_and_relocks_before_cleanup),
     TEST_ENTRY(cond_waiter_cancelled_as_it_is_signalled_consumes_no_signal),
+    TEST_ENTRY(cond_broadcast_goes_on_when_another_thread_unlocks_for_the_woken),
+    TEST_ENTRY(cond_broadcast_reaches_every_waiter_when_some_are_cancelled_or_time_out),
     TEST_ENTRY(cond_destroy_and_free_right_after_wake_up),
     TEST_ENTRY(cond_with_robust_mutex_passes_through_as_a_whole),
     TEST_ENTRY(rwlock_readers_share_and_a_writer_excludes),
