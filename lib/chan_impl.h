@@ -14,6 +14,8 @@
 #define ONE 2u    /* tail: one position */
 #define POS(tail) ((tail) >> 1)
 
+#define NO_MASK UINT64_MAX /* mask: cap is no power of two */
+
 #define RWAIT 1u /* waiters: receivers queued */
 #define SWAIT 2u /* waiters: senders queued, or given-back items listed */
 
@@ -33,6 +35,7 @@ struct park_chan {
     _Alignas(64) _Atomic uint64_t head;
     _Alignas(64) _Atomic unsigned waiters;
     _Alignas(64) uint64_t cap;
+    uint64_t mask;               /* cap - 1 if cap is a power of two, else NO_MASK */
     given_t *given, *given_last; /* the senders' bucket lock guards them */
 #ifdef PARK_DEBUG
     struct park_chan *next_live; /* the live channels (chan.c) */
