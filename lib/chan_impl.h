@@ -51,6 +51,16 @@ struct op {
     bool kick;   /* with V_DONE: the other side has waiters to kick */
 };
 
+/* A queued thread's grant (w->grant), besides EPIPE: PARK__CHAN_HANDED, a
+ * kick took its item in (send) or out (receive), and the thread follows up
+ * in the kicker's stead (lib/chan.c, park__chan_settle): with
+ * PARK__CHAN_OTHER it kicks the other side (waiters are queued there and
+ * the kick moved a position for them), with PARK__CHAN_MORE its own side
+ * (waiters are queued there and there is work for them). */
+#define PARK__CHAN_HANDED ((uintptr_t)1 << 16)
+#define PARK__CHAN_OTHER ((uintptr_t)1 << 17)
+#define PARK__CHAN_MORE ((uintptr_t)1 << 18)
+
 /* op.verdict */
 enum { V_NONE, V_DONE, V_CLOSED };
 
@@ -98,8 +108,8 @@ static inline void clear_swait(park_chan_t *ch)
 int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick);
 
 /* After a position moved, with the other side's flag read after the move
- * and before the hand-over: kicks the receivers and the senders until
- * nothing more moves. */
+ * and before the hand-over: kicks that side, one waiter, and goes on only
+ * where the kicker itself moved positions (lib/chan.c). */
 void park__chan_settle(park_chan_t *ch, bool receivers, bool senders);
 
 /* Senders' lock held, SWAIT set: moves given-back items into the ring
