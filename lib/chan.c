@@ -669,9 +669,20 @@ static park__spin_t op_spin(void)
     return park__spin_init_gap(128, 4, 1);
 }
 
-#ifndef WAIT_YIELDS
-#define WAIT_YIELDS 0
-#endif
+/* Makes *w a blocked call's waiter. Once queued, it looks at its own
+ * grant for 128 pauses, then yields 4 times, before it sleeps (lib/wait's
+ * w->spin and w->yields): the other side's next operation usually comes
+ * within microseconds, and a grant that finds its waiter still awake
+ * costs neither a futex wake nor a sleep; with more threads than CPUs
+ * that operation may need this CPU. The word looked at is the waiter's
+ * own, so these looks, unlike op_spin's, take no line from the other
+ * side. */
+static void waiter_init(park__waiter_t *w, uintptr_t want)
+{
+    park__waiter_init(w, want);
+    w->spin = 128;
+    w->yields = 4;
+}
 
 int park_chan_try_send(park_chan_t *ch, void *item)
 {
@@ -698,8 +709,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch, .item = item};
         park__waiter_t w;
-        park__waiter_init(&w, (uintptr_t)item);
-        w.yields = WAIT_YIELDS;
+        waiter_init(&w, (uintptr_t)item);
         switch (park__wait(skey(ch), &w, 0, &park__chan_send_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == EPIPE)
@@ -743,8 +753,7 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch};
         park__waiter_t w;
-        park__waiter_init(&w, (uintptr_t)&op.item);
-        w.yields = WAIT_YIELDS;
+        waiter_init(&w, (uintptr_t)&op.item);
         switch (park__wait(rkey(ch), &w, 0, &park__chan_recv_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == EPIPE)
