@@ -38,7 +38,14 @@
  *   last send leaves waiters &= ~SWAIT        owned, no item listed
  *   give back        tail (t, c) -> (t+1, c)  CAS, SWAIT clear; or else
  *                    waiters |= SWAIT         owned, the item listed
- *   close            tail (t, 0) -> (t, CLOSED)  or; every waiter granted */
+ *   close            tail (t, 0) -> (t, CLOSED)  or; every waiter granted
+ *
+ * Wakes: a kick grants one waiter (a close all). A thread granted takes
+ * over the kicker's follow-up (PARK__CHAN_HANDED: kick the other side if
+ * the kick found waiters there, its own if more of its side wait with work
+ * for them), so one operation wakes one thread, and a chain of hand-overs
+ * runs one wake per thread, each woken thread waking the next; a task
+ * cannot follow up, so the kicker does it for a task (park__chan_settle). */
 #include <errno.h>
 #include <stdlib.h>
 
