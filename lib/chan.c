@@ -38,7 +38,14 @@
  *   last send leaves waiters &= ~SWAIT        owned, no item listed
  *   give back        tail (t, c) -> (t+1, c)  CAS, SWAIT clear; or else
  *                    waiters |= SWAIT         owned, the item listed
- *   close            tail (t, 0) -> (t, CLOSED)  or; every waiter granted */
+ *   close            tail (t, 0) -> (t, CLOSED)  or; every waiter granted
+ *
+ * Wakes: a kick grants one waiter (a close all). A thread granted takes
+ * over the kicker's follow-up (PARK__CHAN_HANDED: kick the other side if
+ * the kick found waiters there, its own if more of its side wait with work
+ * for them), so one operation wakes one thread, and a chain of hand-overs
+ * runs one wake per thread, each woken thread waking the next; a task
+ * cannot follow up, so the kicker does it for a task (park__chan_settle). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -50,9 +57,12 @@
 #define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
 #define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
 
+/* A power-of-two capacity (the usual one) masks instead of dividing: a
+ * 64-bit division costs more than the rest of an uncontended operation's
+ * arithmetic, and every operation indexes twice. */
 static cell_t *cell_of(park_chan_t *ch, uint64_t pos)
 {
-    return &ch->cells[pos % ch->cap];
+    return &ch->cells[ch->mask != NO_MASK ? pos & ch->mask : pos % ch->cap];
 }
 
 /* For a cell mid-operation: its owner is between two steps of a few
@@ -256,14 +266,32 @@ static bool pop_owned(park_chan_t *ch, void **item)
 
 /* ---- kicks ------------------------------------------------------------------ */
 
+/* Receivers' lock held: an item is buffered or being written beyond head.
+ * seq_cst: as in claim_owned. */
+static bool has_item(park_chan_t *ch)
+{
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
+    return POS(atomic_load_explicit(&ch->tail, memory_order_seq_cst)) > h;
+}
+
+/* Senders' lock held: a position is free. seq_cst: as in reserve_owned. */
+static bool has_room(park_chan_t *ch)
+{
+    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
+    return (int64_t)(POS(t) - h) < (int64_t)ch->cap;
+}
+
 struct kick {
     park_chan_t *ch;
-    bool closing;   /* grant EPIPE where no item can be handed over */
-    bool drained;   /* the given-back list was moved first */
-    bool seen;      /* a waiter was shown */
-    size_t moved;   /* positions moved */
-    bool other;     /* the other side has waiters to kick now */
-    given_t *freed; /* list nodes to free after the lock */
+    bool closing;          /* grant every waiter: an item, or EPIPE */
+    bool drained;          /* the given-back list was moved first */
+    bool seen;             /* a waiter was shown */
+    size_t moved;          /* positions the kicker moved and must follow up */
+    park__waiter_t *baton; /* the thread granted: it follows up itself */
+    bool other;            /* the other side has waiters to kick now */
+    bool again;            /* this side has waiters and work for them still */
+    given_t *freed;        /* list nodes to free after the lock */
 };
 
 size_t park__chan_drain_given(park_chan_t *ch, given_t **freed)
@@ -286,21 +314,31 @@ static void drain_given(struct kick *k)
     k->moved += park__chan_drain_given(k->ch, &k->freed);
 }
 
+/* The oldest receiver gets the oldest item. A thread is handed it with
+ * the follow-up (PARK__CHAN_HANDED, and what the kicker learnt in the
+ * grant's other bits), so the kicker wakes nobody else; a task cannot
+ * follow up, so the kicker does it for the task. One waiter per kick, but
+ * for a close, which grants them all. */
 static unsigned kick_receiver(void *ctx, park__waiter_t *w)
 {
     struct kick *k = ctx;
     void *item;
     k->seen = true;
-    if (pop_owned(k->ch, &item)) {
-        *(void **)w->want = item;
-        w->grant = 0;
-        k->moved++;
+    if (!pop_owned(k->ch, &item)) {
+        if (!k->closing)
+            return PARK__SELECT_STOP;
+        w->grant = EPIPE;
         return PARK__SELECT_GRANT;
     }
-    if (!k->closing)
-        return PARK__SELECT_STOP;
-    w->grant = EPIPE;
-    return PARK__SELECT_GRANT;
+    *(void **)w->want = item;
+    if (k->closing || w->notify) {
+        w->grant = 0;
+        k->moved++;
+    } else {
+        w->grant = PARK__CHAN_HANDED;
+        k->baton = w;
+    }
+    return k->closing ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
 /* Touches the channel only if receivers were queued: a kick may come
@@ -311,10 +349,16 @@ static void kick_receivers_done(void *ctx, bool more)
     if (k->seen && !more)
         clear_rwait(k->ch);
     /* Before the receivers are woken (they may destroy the channel). */
-    if (k->moved)
+    if (k->moved || k->baton)
         k->other = waiting(k->ch, SWAIT);
+    if ((k->moved || k->baton) && more && !k->closing)
+        k->again = has_item(k->ch);
+    if (k->baton)
+        k->baton->grant |= (k->other ? PARK__CHAN_OTHER : 0) | (k->again ? PARK__CHAN_MORE : 0);
 }
 
+/* The oldest sender's item goes in, after the given-back items; a thread
+ * follows up itself, a task not, as in kick_receiver. */
 static unsigned kick_sender(void *ctx, park__waiter_t *w)
 {
     struct kick *k = ctx;
@@ -325,11 +369,18 @@ static unsigned kick_sender(void *ctx, park__waiter_t *w)
         return PARK__SELECT_GRANT;
     }
     /* Given-back items go in first. */
-    if (k->ch->given || !push_owned(k->ch, (void *)w->want, 0))
+    if (k->ch->given)
         return PARK__SELECT_STOP;
-    w->grant = 0;
-    k->moved++;
-    return PARK__SELECT_GRANT;
+    if (!push_owned(k->ch, (void *)w->want, 0))
+        return PARK__SELECT_STOP;
+    if (w->notify) {
+        w->grant = 0;
+        k->moved++;
+    } else {
+        w->grant = PARK__CHAN_HANDED;
+        k->baton = w;
+    }
+    return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
 static void kick_senders_done(void *ctx, bool more)
@@ -339,8 +390,12 @@ static void kick_senders_done(void *ctx, bool more)
         drain_given(k);
     if (!more && !k->ch->given)
         clear_swait(k->ch);
-    if (k->moved)
+    if (k->moved || k->baton)
         k->other = waiting(k->ch, RWAIT);
+    if ((k->moved || k->baton) && more && !k->closing)
+        k->again = has_room(k->ch);
+    if (k->baton)
+        k->baton->grant |= (k->other ? PARK__CHAN_OTHER : 0) | (k->again ? PARK__CHAN_MORE : 0);
 }
 
 void park__chan_free_given(given_t *g)
@@ -352,45 +407,52 @@ void park__chan_free_given(given_t *g)
     }
 }
 
-/* Hands items to the oldest receivers: how many; *senders: senders are
- * queued (room was made for them). */
-static size_t kick_receivers(park_chan_t *ch, bool closing, bool *senders)
+/* Kicks the receivers (an item came for them): true if one was granted or
+ * a position moved. */
+static bool kick_receivers(park_chan_t *ch, bool closing, struct kick *k)
 {
-    struct kick k = {.ch = ch, .closing = closing};
-    park__unpark(rkey(ch), kick_receiver, kick_receivers_done, &k);
-    *senders = k.other;
-    return k.moved;
+    *k = (struct kick){.ch = ch, .closing = closing};
+    park__unpark(rkey(ch), kick_receiver, kick_receivers_done, k);
+    return k->moved || k->baton;
 }
 
-/* Moves the oldest senders' items in: how many; *receivers: receivers are
- * queued (items came for them). */
-static size_t kick_senders(park_chan_t *ch, bool closing, bool *receivers)
+/* Kicks the senders (room came for them), given-back items first. */
+static bool kick_senders(park_chan_t *ch, bool closing, struct kick *k)
 {
-    struct kick k = {.ch = ch, .closing = closing};
-    park__unpark(skey(ch), kick_sender, kick_senders_done, &k);
-    park__chan_free_given(k.freed);
-    *receivers = k.other;
-    return k.moved;
+    *k = (struct kick){.ch = ch, .closing = closing};
+    park__unpark(skey(ch), kick_sender, kick_senders_done, k);
+    park__chan_free_given(k->freed);
+    return k->moved || k->baton;
 }
 
 /* Kicks the receivers (an item came for them) and the senders (room came
- * for them). Kicking one side moves positions of the other, so this runs
- * until nothing more moves. It reads the channel only inside kicks that
- * find waiters, so a send or receive whose item or slot was taken over
- * (and the channel destroyed) touches nothing of it (rule 9). */
+ * for them), one waiter per kick. A thread granted takes over what is left
+ * to do (the baton: it looks at the other side, and passes the next grant
+ * of its own side on), so an operation wakes at most one thread. Only
+ * where the kicker moved positions itself (for a task, or given-back
+ * items) does it look on, at the other side and at its own. It reads the
+ * channel only inside kicks that find waiters, so a send or receive whose
+ * item or slot was taken over (and the channel destroyed) touches nothing
+ * of it (rule 9). */
 void park__chan_settle(park_chan_t *ch, bool receivers, bool senders)
 {
+    struct kick k;
     while (receivers || senders) {
-        bool more = false;
         if (receivers) {
             receivers = false;
-            kick_receivers(ch, false, &more);
-            senders = senders || more;
+            kick_receivers(ch, false, &k);
+            if (k.baton)
+                return;
+            senders = senders || k.other;
+            receivers = k.again;
         }
         if (senders) {
             senders = false;
-            kick_senders(ch, false, &more);
-            receivers = receivers || more;
+            kick_senders(ch, false, &k);
+            if (k.baton)
+                return;
+            receivers = receivers || k.other;
+            senders = k.again;
         }
     }
 }
@@ -535,6 +597,7 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
     atomic_init(&c->head, 0);
     atomic_init(&c->waiters, 0);
     c->cap = capacity;
+    c->mask = (capacity & (capacity - 1)) == 0 ? capacity - 1 : NO_MASK;
     c->given = c->given_last = NULL;
     for (size_t i = 0; i < capacity; i++) {
         atomic_init(&c->cells[i].seq, FREE(i));
@@ -593,8 +656,10 @@ static int recv_try(park_chan_t *ch, void **item)
         /* Empty while senders wait (their kicks are on the way) or items
          * given back are listed: pull them in rather than fail. The flag
          * is a hint; the kick decides under the lock. */
-        if ((waiters_hint(ch) & SWAIT) && kick_senders(ch, false, &kick) > 0) {
-            park__chan_settle(ch, kick, false);
+        struct kick k;
+        if ((waiters_hint(ch) & SWAIT) && kick_senders(ch, false, &k)) {
+            if (!k.baton)
+                park__chan_settle(ch, k.other, k.again);
             continue;
         }
         return r == RING_CLOSED ? EPIPE : EAGAIN;
@@ -609,6 +674,21 @@ static int recv_try(park_chan_t *ch, void **item)
 static park__spin_t op_spin(void)
 {
     return park__spin_init_gap(128, 4, 1);
+}
+
+/* Makes *w a blocked call's waiter. Once queued, it looks at its own
+ * grant for 128 pauses, then yields 4 times, before it sleeps (lib/wait's
+ * w->spin and w->yields): the other side's next operation usually comes
+ * within microseconds, and a grant that finds its waiter still awake
+ * costs neither a futex wake nor a sleep; with more threads than CPUs
+ * that operation may need this CPU. The word looked at is the waiter's
+ * own, so these looks, unlike op_spin's, take no line from the other
+ * side. */
+static void waiter_init(park__waiter_t *w, uintptr_t want)
+{
+    park__waiter_init(w, want);
+    w->spin = 128;
+    w->yields = 4;
 }
 
 int park_chan_try_send(park_chan_t *ch, void *item)
@@ -636,10 +716,16 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch, .item = item};
         park__waiter_t w;
-        park__waiter_init(&w, (uintptr_t)item);
+        waiter_init(&w, (uintptr_t)item);
         switch (park__wait(skey(ch), &w, 0, &park__chan_send_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
-            return (int)w.grant; /* 0: a kick put the item in; or EPIPE */
+            if (w.grant == EPIPE)
+                return EPIPE;
+            /* A kick put the item in: follow up as it found (the
+             * channel is read only if waiters are found, as after
+             * send_try). */
+            park__chan_settle(ch, w.grant & PARK__CHAN_OTHER, w.grant & PARK__CHAN_MORE);
+            return 0;
         case PARK__WAIT_TIMEDOUT:
             return ETIMEDOUT;
         default:
@@ -674,12 +760,13 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch};
         park__waiter_t w;
-        park__waiter_init(&w, (uintptr_t)&op.item);
+        waiter_init(&w, (uintptr_t)&op.item);
         switch (park__wait(rkey(ch), &w, 0, &park__chan_recv_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
-            if (w.grant != 0)
-                return (int)w.grant; /* EPIPE */
-            *item = op.item;         /* a kick took it out for us */
+            if (w.grant == EPIPE)
+                return EPIPE;
+            *item = op.item; /* a kick took it out for us */
+            park__chan_settle(ch, w.grant & PARK__CHAN_MORE, w.grant & PARK__CHAN_OTHER);
             return 0;
         case PARK__WAIT_TIMEDOUT:
             return ETIMEDOUT;
@@ -706,8 +793,8 @@ void park_chan_close(park_chan_t *ch)
     /* close (t, 0) -> (t, CLOSED). seq_cst: a validate that runs after
      * the kicks below sees it. */
     atomic_fetch_or_explicit(&ch->tail, CLOSED, memory_order_seq_cst);
-    bool receivers, senders;
-    kick_senders(ch, true, &receivers);
-    kick_receivers(ch, true, &senders);
-    park__chan_settle(ch, receivers, senders);
+    struct kick s, r;
+    kick_senders(ch, true, &s);
+    kick_receivers(ch, true, &r);
+    park__chan_settle(ch, s.other, r.other);
 }

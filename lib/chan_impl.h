@@ -14,6 +14,8 @@
 #define ONE 2u    /* tail: one position */
 #define POS(tail) ((tail) >> 1)
 
+#define NO_MASK UINT64_MAX /* mask: cap is no power of two */
+
 #define RWAIT 1u /* waiters: receivers queued */
 #define SWAIT 2u /* waiters: senders queued, or given-back items listed */
 
@@ -33,6 +35,7 @@ struct park_chan {
     _Alignas(64) _Atomic uint64_t head;
     _Alignas(64) _Atomic unsigned waiters;
     _Alignas(64) uint64_t cap;
+    uint64_t mask;               /* cap - 1 if cap is a power of two, else NO_MASK */
     given_t *given, *given_last; /* the senders' bucket lock guards them */
 #ifdef PARK_DEBUG
     struct park_chan *next_live; /* the live channels (chan.c) */
@@ -47,6 +50,16 @@ struct op {
     int verdict; /* set by validate when it did not enqueue */
     bool kick;   /* with V_DONE: the other side has waiters to kick */
 };
+
+/* A queued thread's grant (w->grant), besides EPIPE: PARK__CHAN_HANDED, a
+ * kick took its item in (send) or out (receive), and the thread follows up
+ * in the kicker's stead (lib/chan.c, park__chan_settle): with
+ * PARK__CHAN_OTHER it kicks the other side (waiters are queued there and
+ * the kick moved a position for them), with PARK__CHAN_MORE its own side
+ * (waiters are queued there and there is work for them). */
+#define PARK__CHAN_HANDED ((uintptr_t)1 << 16)
+#define PARK__CHAN_OTHER ((uintptr_t)1 << 17)
+#define PARK__CHAN_MORE ((uintptr_t)1 << 18)
 
 /* op.verdict */
 enum { V_NONE, V_DONE, V_CLOSED };
@@ -95,8 +108,8 @@ static inline void clear_swait(park_chan_t *ch)
 int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick);
 
 /* After a position moved, with the other side's flag read after the move
- * and before the hand-over: kicks the receivers and the senders until
- * nothing more moves. */
+ * and before the hand-over: kicks that side, one waiter, and goes on only
+ * where the kicker itself moved positions (lib/chan.c). */
 void park__chan_settle(park_chan_t *ch, bool receivers, bool senders);
 
 /* Senders' lock held, SWAIT set: moves given-back items into the ring

@@ -120,6 +120,7 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want)
     w->grant = 0;
     atomic_init(&w->woken, 0);
     w->spin = PARK__WAIT_SPIN;
+    w->yields = 0;
     w->batch = false;
     w->notify = NULL;
     park__profile_wait_init(&w->profile);
@@ -147,8 +148,8 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
                         const park__wait_ops_t *ops, void *ctx)
 {
     /* w->spin pauses (PARK__WAIT_SPIN unless the primitive expects its
-     * grant soon), looking after each. */
-    park__spin_t spin = park__spin_init_gap(w->spin, 0, 1);
+     * grant soon), looking after each, then w->yields yields. */
+    park__spin_t spin = park__spin_init_gap(w->spin, w->yields, 1);
     do {
         if (granted(w))
             return SLEEP_WOKEN;

@@ -67,6 +67,12 @@ struct park__waiter {
      * the grant within microseconds (a writer behind draining readers)
      * raises it. */
     uint32_t spin;
+    /* Thread waiters: yields after those pauses, before the first sleep
+     * (0 unless the primitive sets it). With more threads than CPUs the
+     * thread that would grant may be waiting for this CPU; a primitive
+     * whose grant usually comes within a time slice (a channel's other
+     * side) yields a few times rather than pay a futex sleep and wake. */
+    uint8_t yields;
     bool batch;
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */

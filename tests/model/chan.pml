@@ -21,11 +21,15 @@
  *     that came after all (claim_owned: tail > head, CAS head, read SWAIT,
  *     clear RWAIT, take), else queue. send_validate: its mirror.
  *   - The kicks (park__unpark): under a side's lock, grant the oldest
- *     waiters of that side an item (receivers: claim and take into the
+ *     waiter of that side an item (receivers: claim and take into the
  *     waiter's slot) or room (senders: reserve and put the waiter's item)
- *     while there is one; clear the side's flag when nobody is left; read
- *     the other side's flag if anything moved; wake after unlocking.
- *     park__chan_settle runs the kicks until nothing moves.
+ *     if there is one, one waiter per kick; clear the side's flag when
+ *     nobody is left; read the other side's flag and whether the side has
+ *     more waiters with work for them, and give both to the granted
+ *     thread with its grant; wake after unlocking. The granted thread
+ *     follows up (park__chan_settle with those two) in the kicker's
+ *     stead, so the kicker's settle ends there. (Tasks, which make the
+ *     kicker follow up itself, are not modelled.)
  *   - With -DCLOSE a thread closes the channel meanwhile (park_chan_close:
  *     CLOSED in tail, then the senders' closing kick, EPIPE to every queued
  *     sender, then the receivers', an item or EPIPE to each, then settle).
@@ -42,6 +46,7 @@
  * acquire/release seq.
  *
  * Checked:
+ *   - a kick wakes one waiter at most (a close excepted);
  *   - every item is received exactly once (none lost, none doubled); with
  *     CLOSE, every item whose send returned 0 is received once or left in
  *     the ring, and no other item is received or left;
@@ -58,6 +63,9 @@
  *   KICK_EARLY       a lock-free send reads RWAIT before its reservation,
  *                    not after: a receiver that queued in between is
  *                    never kicked (lost wake-up)
+ *   NO_FOLLOW_UP     a thread granted by a kick does not kick the other
+ *                    side when the kicker found waiters there (lost
+ *                    wake-up)
  *   RECV_NO_CLOSED   (with CLOSE) recv_validate does not look for CLOSED
  *                    after finding nothing to claim: a receiver that
  *                    queues after the close's kick sleeps forever (lost
@@ -101,6 +109,8 @@ byte sqlen = 0;
 byte sitem[NTHREADS]; /* a queued sender's item */
 byte slot[NTHREADS];  /* a queued receiver's slot: the item granted */
 byte grant[NTHREADS]; /* NONE until granted */
+bool fo[NTHREADS];    /* with a grant: follow up by kicking the other side */
+bool fm[NTHREADS];    /* with a grant: follow up by kicking its own side */
 byte recvd[ITEMS + 1]; /* receipts per item */
 bool sent[ITEMS + 1];  /* items whose send returned 0 */
 bool closed = 0;       /* CLOSED in tail */
@@ -147,27 +157,30 @@ inline take(pos, it)
 }
 
 /* Delivers the grants of a kick after its unlock: OK (pendr) or EPIPE
- * (pende). */
+ * (pende); with them fo and fm, written under the lock. */
 inline deliver()
 {
+    woken = 0;
     for (k : 0 .. NTHREADS - 1) {
         if
-        :: pendr & (1 << k) -> grant[k] = OK
-        :: pende & (1 << k) -> grant[k] = EPIPE
+        :: pendr & (1 << k) -> grant[k] = OK; woken++
+        :: pende & (1 << k) -> grant[k] = EPIPE; woken++
         :: else
         fi
     }
+    assert(closing || woken <= 1); /* one waiter per kick, but for a close */
     pendr = 0;
     pende = 0
 }
 
-/* kick_receivers: hands items to the oldest queued receivers (closing:
- * EPIPE to those left without one); moved; other: SWAIT was set (read if
- * anything moved). */
+/* kick_receivers: hands an item to the oldest queued receiver, which
+ * becomes the baton: other (SWAIT was set) and whether receivers are left
+ * with items for them are its follow-up (fo, fm). Closing: an item or
+ * EPIPE to every receiver, the kicker following up (moved, other). */
 inline kick_receivers()
 {
     atomic { !rlock -> rlock = 1 };
-    moved = 0; seen = 0; other = 0;
+    moved = 0; seen = 0; other = 0; baton = NONE;
     do
     :: rqlen > 0 ->
         seen = 1;
@@ -183,7 +196,10 @@ inline kick_receivers()
             take(pos, kit);
             dequeue_rq();
             slot[w] = kit; pendr = pendr | (1 << w);
-            moved++
+            if
+            :: closing -> moved++; fo[w] = 0; fm[w] = 0
+            :: else -> baton = w; break /* one waiter per kick */
+            fi
         :: !got && closing -> dequeue_rq(); pende = pende | (1 << w)
         :: else -> break
         fi
@@ -195,7 +211,13 @@ inline kick_receivers()
         :: else
         fi;
         if
-        :: moved > 0 -> other = sw
+        :: moved > 0 || baton != NONE -> other = sw
+        :: else
+        fi;
+        if
+        :: baton != NONE ->
+            fo[baton] = other;
+            fm[baton] = (rqlen > 0 && tail > head)
         :: else
         fi;
         rlock = 0;
@@ -203,12 +225,13 @@ inline kick_receivers()
     }
 }
 
-/* kick_senders: moves the oldest queued senders' items in (closing: EPIPE
- * to every queued sender). */
+/* kick_senders: moves the oldest queued sender's item in, which becomes
+ * the baton as in kick_receivers (closing: EPIPE to every queued
+ * sender). */
 inline kick_senders()
 {
     atomic { !slock -> slock = 1 };
-    moved = 0; other = 0;
+    moved = 0; other = 0; baton = NONE;
     do
     :: sqlen > 0 ->
         w = sq[0];
@@ -227,7 +250,8 @@ inline kick_senders()
                 put(pos, sitem[w]);
                 dequeue_sq();
                 pendr = pendr | (1 << w);
-                moved++
+                baton = w;
+                break /* one waiter per kick */
             :: else -> break
             fi
         fi
@@ -239,7 +263,10 @@ inline kick_senders()
         :: else
         fi;
         if
-        :: moved > 0 -> other = rw
+        :: baton != NONE ->
+            other = rw;
+            fo[baton] = other;
+            fm[baton] = (sqlen > 0 && tail - head < CAP)
         :: else
         fi;
         slock = 0;
@@ -247,7 +274,9 @@ inline kick_senders()
     }
 }
 
-/* park__chan_settle(kr, ks) */
+/* park__chan_settle(kr, ks): a kick that granted a thread (the baton)
+ * ends it, since that thread follows up (fo, fm); only a kick whose moves
+ * the kicker made itself (a close's) is followed by the kicker. */
 inline settle()
 {
     do
@@ -256,6 +285,10 @@ inline settle()
         :: kr ->
             kr = 0;
             kick_receivers();
+            if
+            :: baton != NONE -> ks = 0; break
+            :: else
+            fi;
             ks = ks || other
         :: else
         fi;
@@ -263,6 +296,10 @@ inline settle()
         :: ks ->
             ks = 0;
             kick_senders();
+            if
+            :: baton != NONE -> kr = 0; break
+            :: else
+            fi;
             kr = kr || other
         :: else
         fi
@@ -270,9 +307,18 @@ inline settle()
     od
 }
 
+/* A thread granted by a kick follows up in the kicker's stead. */
+inline follow_up(kother, kmine)
+{
+#ifdef NO_FOLLOW_UP
+    kother = 0;
+#endif
+    settle()
+}
+
 proctype Sender(byte me)
 {
-    byte n = 0, it, kit, pos, k, w, moved, pendr = 0, pende = 0, res;
+    byte n = 0, it, kit, pos, k, w, moved, pendr = 0, pende = 0, res, baton, woken;
     bool got, seen, other, kr, ks, hint, cl, queued, closing = 0;
     do
     :: n < PER ->
@@ -334,13 +380,17 @@ proctype Sender(byte me)
             fi;
             atomic {
                 if
-                :: queued -> sq[sqlen] = me; sqlen++; sitem[me] = it; grant[me] = NONE
+                :: queued -> sq[sqlen] = me; sqlen++; sitem[me] = it; grant[me] = NONE; fo[me] = 0; fm[me] = 0
                 :: else
                 fi;
                 slock = 0
             };
             if
-            :: queued -> grant[me] != NONE; res = grant[me]; break /* asleep until kicked */
+            :: queued ->
+                grant[me] != NONE; res = grant[me]; /* asleep until kicked */
+                kr = fo[me]; ks = fm[me];
+                follow_up(kr, ks);
+                break
             :: cl -> res = EPIPE; break
             :: else -> res = OK; ks = 0; settle(); break
             fi
@@ -356,7 +406,7 @@ proctype Sender(byte me)
 
 proctype Receiver(byte me)
 {
-    byte n = 0, it, kit, pos, k, w, moved, pendr = 0, pende = 0, res;
+    byte n = 0, it, kit, pos, k, w, moved, pendr = 0, pende = 0, res, baton, woken;
     bool got, seen, other, kr, ks, hint, queued, cl, closing = 0;
     do
     :: n < RECV_EACH ->
@@ -386,7 +436,7 @@ proctype Receiver(byte me)
                     :: sw ->
                         kick_senders();
                         if
-                        :: moved > 0 -> kr = other; ks = 0; settle(); goto again
+                        :: baton != NONE -> goto again /* its sender follows up */
                         :: else
                         fi
                     :: else
@@ -425,13 +475,17 @@ proctype Receiver(byte me)
             fi;
             atomic {
                 if
-                :: queued -> rq[rqlen] = me; rqlen++; grant[me] = NONE
+                :: queued -> rq[rqlen] = me; rqlen++; grant[me] = NONE; fo[me] = 0; fm[me] = 0
                 :: else
                 fi;
                 rlock = 0
             };
             if
-            :: queued -> grant[me] != NONE; res = grant[me]; it = slot[me]; break /* asleep until kicked */
+            :: queued ->
+                grant[me] != NONE; res = grant[me]; it = slot[me]; /* asleep until kicked */
+                ks = fo[me]; kr = fm[me];
+                follow_up(ks, kr);
+                break
             :: cl -> res = EPIPE; break
             :: else -> res = OK; kr = 0; settle(); break
             fi;
@@ -453,7 +507,7 @@ again:      skip
  * kicks, then settle. */
 active proctype Closer()
 {
-    byte it, kit, pos, k, w, moved, pendr = 0, pende = 0;
+    byte it, kit, pos, k, w, moved, pendr = 0, pende = 0, baton, woken;
     bool got, seen, other, kr, ks, closing;
     closed = 1;
     closing = 1;

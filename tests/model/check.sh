@@ -261,9 +261,11 @@ run_case task-latch-no-recheck  task.pml    lost-wakeup "-DLATCH_NO_RECHECK"
 # The channel (lib/chan.c): a one-cell ring going full against sleeping
 # senders and empty against sleeping receivers; every item received once,
 # nobody left asleep beside room or an item (also with 3 senders and 2
-# cells). Broken: a validate that does
-# not look at the ring again after setting its flag (either side), a send
-# that reads RWAIT before its reservation instead of after.
+# cells); a kick grants one waiter, and a thread it grants follows up in
+# its stead. Broken: a validate that does not look at the ring again after
+# setting its flag (either side), a send that reads RWAIT before its
+# reservation instead of after, a granted thread that does not kick the
+# other side for the kicker.
 run_case chan                   chan.pml    pass        ""
 run_case chan-2-receivers       chan.pml    pass        "-DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 run_case chan-2x2               chan.pml    pass        "-DSENDERS=2 -DRECEIVERS=2"
@@ -272,6 +274,7 @@ run_case chan-termination       chan.pml    pass        "-DSENDERS=1 -DRECEIVERS
 run_case chan-recv-no-recheck   chan.pml    lost-wakeup "-DRECV_NO_RECHECK -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 run_case chan-send-no-recheck   chan.pml    lost-wakeup "-DSEND_NO_RECHECK"
 run_case chan-kick-early        chan.pml    lost-wakeup "-DKICK_EARLY"
+run_case chan-no-follow-up      chan.pml    lost-wakeup "-DNO_FOLLOW_UP -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 # ... and closed meanwhile: every item sent is received once or left in
 # the ring, and every sleeper is woken with an item or EPIPE; a receive
 # validate that does not look for CLOSED sleeps through the close.

@@ -328,6 +328,67 @@ TEST(chan_blocked_receivers_are_served_in_arrival_order)
     ASSERT_EQ(park_chan_destroy(ch), 0);
 }
 
+/* One operation wakes one waiter: a send that finds receivers queued
+ * hands its item to the oldest and leaves the others asleep. */
+TEST(chan_send_with_receivers_queued_wakes_one)
+{
+    enum { N = 3 };
+    park_chan_t *ch = chan_new(4);
+    struct caller r[N];
+    test_threads_t *t[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = (struct caller){.ch = ch, .kind = RECV};
+        t[i] = start_queued(&r[i]);
+    }
+    ASSERT_EQ(park_chan_send(ch, ITEM(0)), 0);
+    AWAIT(atomic_load(&r[0].done));
+    ASSERT_EQ(receivers_queued(ch), N - 1);
+    ASSERT_FALSE(atomic_load(&r[1].done));
+    ASSERT_FALSE(atomic_load(&r[2].done));
+    for (int i = 1; i < N; i++) {
+        ASSERT_EQ(park_chan_send(ch, ITEM(i)), 0);
+        AWAIT(atomic_load(&r[i].done));
+        ASSERT_EQ(receivers_queued(ch), (size_t)(N - 1 - i));
+    }
+    for (int i = 0; i < N; i++) {
+        test_threads_join(t[i]);
+        ASSERT_EQ(r[i].result, 0);
+        ASSERT_TRUE(r[i].item == ITEM(i));
+    }
+    assert_empty(ch);
+    ASSERT_EQ(park_chan_destroy(ch), 0);
+}
+
+/* The mirror: a receive from a full channel with senders queued takes the
+ * oldest sender's item in and leaves the others asleep. */
+TEST(chan_recv_with_senders_queued_wakes_one)
+{
+    enum { N = 3 };
+    park_chan_t *ch = chan_new(1);
+    fill(ch, 1);
+    struct caller s[N];
+    test_threads_t *t[N];
+    for (int i = 0; i < N; i++) {
+        s[i] = (struct caller){.ch = ch, .kind = SEND, .item = ITEM(1 + i)};
+        t[i] = start_queued(&s[i]);
+    }
+    assert_recv(ch, ITEM(0));
+    AWAIT(atomic_load(&s[0].done));
+    ASSERT_EQ(senders_queued(ch), N - 1);
+    ASSERT_FALSE(atomic_load(&s[1].done));
+    ASSERT_FALSE(atomic_load(&s[2].done));
+    for (int i = 1; i <= N; i++) {
+        assert_recv(ch, ITEM(i));
+        if (i < N)
+            AWAIT(atomic_load(&s[i].done));
+    }
+    for (int i = 0; i < N; i++) {
+        test_threads_join(t[i]);
+        ASSERT_EQ(s[i].result, 0);
+    }
+    ASSERT_EQ(park_chan_destroy(ch), 0);
+}
+
 TEST(chan_try_send_does_not_pass_a_blocked_sender)
 {
     park_chan_t *ch = chan_new(1);
@@ -881,6 +942,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(chan_blocked_receiver_wakes_on_send),
     TEST_ENTRY(chan_blocked_senders_get_in_in_arrival_order),
     TEST_ENTRY(chan_blocked_receivers_are_served_in_arrival_order),
+    TEST_ENTRY(chan_send_with_receivers_queued_wakes_one),
+    TEST_ENTRY(chan_recv_with_senders_queued_wakes_one),
     TEST_ENTRY(chan_try_send_does_not_pass_a_blocked_sender),
     TEST_ENTRY(chan_send_until_past_deadline_takes_free_room),
     TEST_ENTRY(chan_send_until_past_deadline_on_a_full_channel_times_out_and_sends_nothing),
