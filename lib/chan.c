@@ -314,6 +314,35 @@ static void drain_given(struct kick *k)
     k->moved += park__chan_drain_given(k->ch, &k->freed);
 }
 
+/* Bucket locked, w granted what it waited for: a task (which cannot
+ * follow up) or, in a close, anyone, is simply woken, and the kicker
+ * follows up for it; a thread is handed the follow-up (the baton). */
+static void hand_over(struct kick *k, park__waiter_t *w)
+{
+    if (k->closing || w->notify) {
+        w->grant = 0;
+        k->moved++;
+    } else {
+        w->grant = PARK__CHAN_HANDED;
+        k->baton = w;
+    }
+}
+
+/* Bucket locked, at the end of a kick that moved a position or granted a
+ * thread: whether the other side (its flag `other_flag`) has waiters to
+ * kick, and whether this side has more waiters with work for them (`work`:
+ * has_item or has_room); the baton's grant carries both. */
+static void follow_up(struct kick *k, bool more, unsigned other_flag, bool (*work)(park_chan_t *ch))
+{
+    if (!k->moved && !k->baton)
+        return;
+    k->other = waiting(k->ch, other_flag);
+    if (more && !k->closing)
+        k->again = work(k->ch);
+    if (k->baton)
+        k->baton->grant |= (k->other ? PARK__CHAN_OTHER : 0) | (k->again ? PARK__CHAN_MORE : 0);
+}
+
 /* The oldest receiver gets the oldest item. A thread is handed it with
  * the follow-up (PARK__CHAN_HANDED, and what the kicker learnt in the
  * grant's other bits), so the kicker wakes nobody else; a task cannot
@@ -331,13 +360,7 @@ static unsigned kick_receiver(void *ctx, park__waiter_t *w)
         return PARK__SELECT_GRANT;
     }
     *(void **)w->want = item;
-    if (k->closing || w->notify) {
-        w->grant = 0;
-        k->moved++;
-    } else {
-        w->grant = PARK__CHAN_HANDED;
-        k->baton = w;
-    }
+    hand_over(k, w);
     return k->closing ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
@@ -349,12 +372,7 @@ static void kick_receivers_done(void *ctx, bool more)
     if (k->seen && !more)
         clear_rwait(k->ch);
     /* Before the receivers are woken (they may destroy the channel). */
-    if (k->moved || k->baton)
-        k->other = waiting(k->ch, SWAIT);
-    if ((k->moved || k->baton) && more && !k->closing)
-        k->again = has_item(k->ch);
-    if (k->baton)
-        k->baton->grant |= (k->other ? PARK__CHAN_OTHER : 0) | (k->again ? PARK__CHAN_MORE : 0);
+    follow_up(k, more, SWAIT, has_item);
 }
 
 /* The oldest sender's item goes in, after the given-back items; a thread
@@ -373,13 +391,7 @@ static unsigned kick_sender(void *ctx, park__waiter_t *w)
         return PARK__SELECT_STOP;
     if (!push_owned(k->ch, (void *)w->want, 0))
         return PARK__SELECT_STOP;
-    if (w->notify) {
-        w->grant = 0;
-        k->moved++;
-    } else {
-        w->grant = PARK__CHAN_HANDED;
-        k->baton = w;
-    }
+    hand_over(k, w);
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
@@ -390,12 +402,7 @@ static void kick_senders_done(void *ctx, bool more)
         drain_given(k);
     if (!more && !k->ch->given)
         clear_swait(k->ch);
-    if (k->moved || k->baton)
-        k->other = waiting(k->ch, RWAIT);
-    if ((k->moved || k->baton) && more && !k->closing)
-        k->again = has_room(k->ch);
-    if (k->baton)
-        k->baton->grant |= (k->other ? PARK__CHAN_OTHER : 0) | (k->again ? PARK__CHAN_MORE : 0);
+    follow_up(k, more, RWAIT, has_room);
 }
 
 void park__chan_free_given(given_t *g)

@@ -189,8 +189,3 @@ void park__futex_wake(uint32_t *word, int n)
 }
 
 #endif /* PARK_FAULTS */
-
-int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
-{
-    return park__futex_wait_on(word, expected, deadline, 0);
-}

@@ -12,12 +12,6 @@
 
 #include <park/time.h>
 
-/* Sleeps while *word == expected, at most until the absolute deadline
- * (PARK_FOREVER: no limit). Private futex. Returns 0 (woken, possibly
- * spuriously), EAGAIN (*word != expected), ETIMEDOUT (possibly early under
- * fault injection) or EINTR. */
-int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline);
-
 /* park__futex_wait_on flags. */
 #define PARK__FUTEX_REALTIME 1u /* the deadline is on CLOCK_REALTIME (ns since the epoch) */
 /* The wait is a pthread cancellation point: asynchronous cancellation is
@@ -26,8 +20,17 @@ int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline);
  * cancelled there (a cleanup handler in place). */
 #define PARK__FUTEX_CANCEL 2u
 
-/* park__futex_wait with flags (above); the same returns. */
+/* Sleeps while *word == expected, at most until the absolute deadline
+ * (PARK_FOREVER: no limit; CLOCK_MONOTONIC unless PARK__FUTEX_REALTIME).
+ * Private futex. Returns 0 (woken, possibly spuriously), EAGAIN (*word !=
+ * expected), ETIMEDOUT (possibly early under fault injection) or EINTR. */
 int park__futex_wait_on(uint32_t *word, uint32_t expected, park_time_t deadline, unsigned flags);
+
+/* park__futex_wait_on without flags. */
+static inline int park__futex_wait(uint32_t *word, uint32_t expected, park_time_t deadline)
+{
+    return park__futex_wait_on(word, expected, deadline, 0);
+}
 
 /* CLOCK_REALTIME in nanoseconds since the epoch (0 before it). */
 park_time_t park__os_realtime_now(void);

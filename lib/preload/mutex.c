@@ -245,11 +245,7 @@ int pp_mutex_unlock(pthread_mutex_t *m)
     int32_t kind = pp_kind(m);
     if (PARK__LIKELY(kind == PP_MUTEX_COUNTED ||
                      kind == (PP_MUTEX_COUNTED | PTHREAD_MUTEX_ADAPTIVE_NP))) {
-        uint32_t gen;
-        void *next = pp_mutex_take_next(m, &gen);
-        park_mutex_unlock(&pp_of(m)->lock);
-        if (PARK__UNLIKELY(next != NULL))
-            pp_cond_pass_on(next, gen);
+        pp_mutex_release(m);
         return 0;
     }
     if (pp_passed(kind))
@@ -258,11 +254,7 @@ int pp_mutex_unlock(pthread_mutex_t *m)
     int r = pp_mutex_leave(p, kind & PP_MUTEX_TYPE_MASK);
     if (r >= 0)
         return r;
-    uint32_t gen;
-    void *next = pp_mutex_take_next(m, &gen);
-    park_mutex_unlock(&p->lock);
-    if (PARK__UNLIKELY(next != NULL))
-        pp_cond_pass_on(next, gen);
+    pp_mutex_release(m);
     return 0;
 }
 PP_EXPORT1(pp_mutex_unlock, pthread_mutex_unlock, "GLIBC_2.2.5")
@@ -284,11 +276,7 @@ uint32_t pp_mutex_cond_release(pthread_mutex_t *m)
         saved = p->count; /* a wait releases every hold and takes them back */
         pp_set_owner(p, 0);
     }
-    uint32_t gen;
-    void *next = pp_mutex_take_next(m, &gen);
-    park_mutex_unlock(&p->lock);
-    if (PARK__UNLIKELY(next != NULL))
-        pp_cond_pass_on(next, gen);
+    pp_mutex_release(m);
     return saved;
 }
 

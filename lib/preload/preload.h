@@ -177,24 +177,26 @@ static inline void pp_lock(park_mutex_t *l)
     PP_NO_CANCEL(park_mutex_lock(l));
 }
 
-/* Holding m, before releasing it: the broadcast's next waiter (cond.c)
- * that waits for this release, taken off the mutex, and its fork
- * generation (*gen); NULL if none. Once the mutex is released, the caller
- * hands it to pp_cond_pass_on. */
-static inline void *pp_mutex_take_next(pthread_mutex_t *m, uint32_t *gen)
+/* Wakes next, a broadcast's waiter left on a mutex (cond.c), unless it
+ * waited in the parent of this forked process (gen older than ours). */
+void pp_cond_pass_on(void *next, uint32_t gen);
+
+/* Releases the park lock of m, held by the caller, and wakes the
+ * broadcast's waiter left on m if any: taken off before the unlock, the
+ * last touch of m (it may be destroyed once unlocked). */
+static inline void pp_mutex_release(pthread_mutex_t *m)
 {
     pp_mutex_t *p = (pp_mutex_t *)m;
     void *next = p->next;
+    uint32_t gen = 0;
     if (PARK__UNLIKELY(next != NULL)) {
-        *gen = p->next_gen;
+        gen = p->next_gen;
         p->next = NULL;
     }
-    return next;
+    park_mutex_unlock(&p->lock);
+    if (PARK__UNLIKELY(next != NULL))
+        pp_cond_pass_on(next, gen);
 }
-
-/* Wakes next (from pp_mutex_take_next), unless it waited in the parent of
- * this forked process (gen is older than the process's). */
-void pp_cond_pass_on(void *next, uint32_t gen);
 
 /* Mutex operations the condition variable uses on a park mutex. */
 bool pp_mutex_managed(const pthread_mutex_t *m);
@@ -205,7 +207,7 @@ int pp_mutex_cond_check(const pthread_mutex_t *m);
 uint32_t pp_mutex_cond_release(pthread_mutex_t *m);
 /* Takes the mutex back after a wait, with the recursion count `saved`;
  * next (not NULL): the broadcast's next waiter, for the mutex's next
- * release to wake (pp_mutex_take_next). */
+ * release to wake (pp_mutex_release). */
 void pp_mutex_cond_relock(pthread_mutex_t *m, uint32_t saved, void *next, uint32_t gen);
 
 #endif /* PARK_PRELOAD_H */

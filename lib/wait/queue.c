@@ -214,9 +214,8 @@ static bool enqueue(const void *key, park__waiter_t *w, unsigned flags, const pa
     return valid;
 }
 
-/* A queued thread waiter: sleeps until granted, or leaves the queue. */
-static int sleep_for_grant(const void *key, park__waiter_t *w, unsigned flags,
-                           const park__wait_ops_t *ops, void *ctx, park_time_t deadline)
+int park__wait_sleep(const void *key, park__waiter_t *w, unsigned flags,
+                     const park__wait_ops_t *ops, void *ctx, park_time_t deadline)
 {
     int slept = thread_sleep(w, deadline, flags, ops, ctx);
     if (slept == SLEEP_WOKEN)
@@ -243,13 +242,7 @@ static int wait_for_grant(const void *key, park__waiter_t *w, unsigned flags,
 {
     if (!enqueue(key, w, flags, ops, ctx))
         return PARK__WAIT_INVALID;
-    return sleep_for_grant(key, w, flags, ops, ctx, deadline);
-}
-
-int park__wait_sleep(const void *key, park__waiter_t *w, unsigned flags,
-                     const park__wait_ops_t *ops, void *ctx, park_time_t deadline)
-{
-    return sleep_for_grant(key, w, flags, ops, ctx, deadline);
+    return park__wait_sleep(key, w, flags, ops, ctx, deadline);
 }
 
 /* park__wait while profiling: times the wait and records it. Kept out of
