@@ -1,4 +1,6 @@
-/* lib/preload/cond.c: pthread_cond_* for park mutexes.
+/* lib/preload/cond.c: pthread_cond_* for park mutexes. Protocol model
+ * (the queue, the broadcast's chain through the mutex, timeouts and
+ * cancellation): tests/model/cond.pml.
  *
  * A cond is glibc's until a wait with a park mutex claims it: glibc's
  * pthread_cond_init (and zero-filled memory) leave a pristine glibc cond,

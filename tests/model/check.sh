@@ -20,8 +20,8 @@
 # PARK_MODEL_FULL=1 adds the larger bounds (3 threads x 3 iterations: about
 # 85 million states, about 3 minutes and 3.8 GiB of memory); the default cases
 # take about four minutes on 2 CPUs (the mutex's about two and a half, the
-# semaphore's, rwlock's, lazy run's, task's and channel's about a minute and
-# a half together).
+# semaphore's, rwlock's, lazy run's, task's, channel's and condition
+# variable's about a minute and a half together).
 # Exit status: 0 if every case came out as expected, 1 otherwise.
 set -u
 
@@ -281,6 +281,25 @@ run_case chan-no-follow-up      chan.pml    lost-wakeup "-DNO_FOLLOW_UP -DSENDER
 run_case chan-close             chan.pml    pass        "-DCLOSE"
 run_case chan-close-2-receivers chan.pml    pass        "-DCLOSE -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 run_case chan-recv-no-closed    chan.pml    lost-wakeup "-DCLOSE -DRECV_NO_CLOSED"
+
+# The drop-in's condition variable (lib/preload/cond.c) with its mutex:
+# a broadcast's waiters chained through the mutex's releases (also when
+# another thread unlocks it for them), signals, a waiter that times out,
+# and one cancelled as a signal or broadcast takes it; nobody is left
+# asleep. Broken: a release that does not wake the waiter left on the
+# mutex, a woken waiter that leaves none there, a leaving waiter that
+# clears `waiters` while others remain, a cancelled waiter that consumes
+# its signal.
+run_case cond                   cond.pml    pass        ""
+run_case cond-timed             cond.pml    pass        "-DTIMED -DNW=4"
+run_case cond-cancel            cond.pml    pass        "-DCANCEL"
+run_case cond-other-unlocks     cond.pml    pass        "-DOTHER_UNLOCKS"
+run_case cond-signal-timed      cond.pml    pass        "-DSIGNAL -DTIMED"
+run_case cond-signal-cancel     cond.pml    pass        "-DSIGNAL -DCANCEL"
+run_case cond-no-pass           cond.pml    lost-wakeup "-DNO_PASS"
+run_case cond-no-chain          cond.pml    lost-wakeup "-DCANCEL -DNO_CHAIN"
+run_case cond-clear-always      cond.pml    lost-wakeup "-DSIGNAL -DTIMED -DCLEAR_ALWAYS"
+run_case cond-no-resignal       cond.pml    lost-wakeup "-DSIGNAL -DCANCEL -DNO_RESIGNAL"
 
 # The rwlock (lib/rwlock.c): writer preference (WW, D and the last reader's
 # hand-over), the reader batch, downgrade, a timed-out writer that admits
