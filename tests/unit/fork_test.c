@@ -9,7 +9,7 @@
  * for. Under ThreadSanitizer a child of a threaded process may not start
  * threads, and under AddressSanitizer (GCC 12's runtime) a child's
  * allocation may wait for ever for an allocator lock that a parent thread
- * held at the fork (seen in pthread_create's calloc), so under either the
+ * held at the fork (seen in the child threads' calloc), so under either the
  * children skip their contended part (and say so); the debug and release
  * runs cover it. */
 #include <errno.h>
