@@ -603,6 +603,8 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
     atomic_init(&c->tail, 0);
     atomic_init(&c->head, 0);
     atomic_init(&c->waiters, 0);
+    atomic_init(&c->adapt[0], PARK__ADAPT_MIN);
+    atomic_init(&c->adapt[1], PARK__ADAPT_MIN);
     c->cap = capacity;
     c->mask = (capacity & (capacity - 1)) == 0 ? capacity - 1 : NO_MASK;
     c->given = c->given_last = NULL;
@@ -683,19 +685,24 @@ static park__spin_t op_spin(void)
     return park__spin_init_gap(128, 4, 1);
 }
 
-/* Makes *w a blocked call's waiter. Once queued, it looks at its own
- * grant for 128 pauses, then yields 4 times, before it sleeps (lib/wait's
- * w->spin and w->yields): the other side's next operation usually comes
- * within microseconds, and a grant that finds its waiter still awake
- * costs neither a futex wake nor a sleep; with more threads than CPUs
- * that operation may need this CPU. The word looked at is the waiter's
- * own, so these looks, unlike op_spin's, take no line from the other
- * side. */
-static void waiter_init(park__waiter_t *w, uintptr_t want)
+/* Makes *w a blocked call's waiter on side `side` (0: receivers, 1:
+ * senders). Once queued, it looks at its own grant for 128 pauses, then
+ * yields as often as the side's adaptive budget says (lib/wait's w->spin
+ * and w->adapt: 4 to 64 times), before it sleeps. The other side's next
+ * operation usually comes within microseconds, and a grant that finds its
+ * waiter still awake costs neither a futex wake nor a sleep; with more
+ * threads than CPUs that operation may need this CPU. Where waits are
+ * short but come in bursts (a producer and a consumer that take turns),
+ * the budget grows until the two stop sleeping on each other; where they
+ * are long (an idle channel), it shrinks back to 4, so a blocked call
+ * spends at most a few microseconds before it sleeps. The word looked at
+ * is the waiter's own, so these looks, unlike op_spin's, take no line
+ * from the other side. */
+static void waiter_init(park__waiter_t *w, uintptr_t want, park_chan_t *ch, int side)
 {
     park__waiter_init(w, want);
     w->spin = 128;
-    w->yields = 4;
+    w->adapt = &ch->adapt[side];
 }
 
 int park_chan_try_send(park_chan_t *ch, void *item)
@@ -723,7 +730,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch, .item = item};
         park__waiter_t w;
-        waiter_init(&w, (uintptr_t)item);
+        waiter_init(&w, (uintptr_t)item, ch, 1);
         switch (park__wait(skey(ch), &w, 0, &park__chan_send_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == EPIPE)
@@ -767,7 +774,7 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch};
         park__waiter_t w;
-        waiter_init(&w, (uintptr_t)&op.item);
+        waiter_init(&w, (uintptr_t)&op.item, ch, 0);
         switch (park__wait(rkey(ch), &w, 0, &park__chan_recv_wait_ops, &op, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == EPIPE)

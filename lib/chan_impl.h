@@ -34,6 +34,10 @@ struct park_chan {
     _Alignas(64) _Atomic uint64_t tail;
     _Alignas(64) _Atomic uint64_t head;
     _Alignas(64) _Atomic unsigned waiters;
+    /* The adaptive yield budgets of blocked receivers ([0]) and senders
+     * ([1]) (lib/wait: park__wait_adapt), on the waiters' line: written
+     * only after a sleep. */
+    _Atomic uint8_t adapt[2];
     _Alignas(64) uint64_t cap;
     uint64_t mask;               /* cap - 1 if cap is a power of two, else NO_MASK */
     given_t *given, *given_last; /* the senders' bucket lock guards them */

@@ -122,6 +122,7 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want)
     w->spin = PARK__WAIT_SPIN;
     w->yields = 0;
     w->batch = false;
+    w->adapt = NULL;
     w->notify = NULL;
     park__profile_wait_init(&w->profile);
 }
@@ -140,6 +141,20 @@ static bool granted(park__waiter_t *w)
     return atomic_load_explicit(&w->woken, memory_order_acquire) == GRANTED;
 }
 
+/* After a futex sleep that began at slept_at: moves w's adaptive yield
+ * budget, if it has one. */
+static void adapt(park__waiter_t *w, park_time_t slept_at, bool granted)
+{
+    if (!w->adapt)
+        return;
+    /* relaxed: a hint (park__wait_adapt); written only when it changes,
+     * since the primitive's operations read its line. */
+    uint8_t b = atomic_load_explicit(w->adapt, memory_order_relaxed);
+    uint8_t n = park__wait_adapt(b, park_now() - slept_at, granted);
+    if (n != b)
+        atomic_store_explicit(w->adapt, n, memory_order_relaxed);
+}
+
 /* Spins, then (if ops->before_sleep agrees) sleeps on w->woken until it is
  * granted or the deadline passes. */
 _Thread_local void (*park__wait_block_hook)(void);
@@ -148,8 +163,10 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
                         const park__wait_ops_t *ops, void *ctx)
 {
     /* w->spin pauses (PARK__WAIT_SPIN unless the primitive expects its
-     * grant soon), looking after each, then w->yields yields. */
-    park__spin_t spin = park__spin_init_gap(w->spin, w->yields, 1);
+     * grant soon), looking after each, then w->yields yields, or as many
+     * as the adaptive budget says. relaxed: a hint. */
+    uint32_t yields = w->adapt ? atomic_load_explicit(w->adapt, memory_order_relaxed) : w->yields;
+    park__spin_t spin = park__spin_init_gap(w->spin, yields, 1);
     do {
         if (granted(w))
             return SLEEP_WOKEN;
@@ -161,6 +178,7 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
     _Atomic uint32_t *seq = w->batch ? &bucket_of(w->key)->batch_seq : NULL;
     unsigned futex_flags = (flags & PARK__WAIT_REALTIME ? PARK__FUTEX_REALTIME : 0) |
                            (flags & PARK__WAIT_CANCEL ? PARK__FUTEX_CANCEL : 0);
+    park_time_t slept_at = w->adapt ? park_now() : 0;
     for (;;) {
         /* acquire: pairs with the release increment in wake_granted, so
          * that a batch waiter that reads the new value sees its `woken`. */
@@ -179,11 +197,15 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
             park__futex_wait_on((uint32_t *)seq, s, deadline, futex_flags);
         else
             park__futex_wait_on((uint32_t *)&w->woken, ASLEEP, deadline, futex_flags);
-        if (granted(w))
+        if (granted(w)) {
+            adapt(w, slept_at, true);
             return SLEEP_WOKEN;
+        }
         if (deadline != PARK_FOREVER &&
-            (flags & PARK__WAIT_REALTIME ? park__os_realtime_now() : park_now()) >= deadline)
+            (flags & PARK__WAIT_REALTIME ? park__os_realtime_now() : park_now()) >= deadline) {
+            adapt(w, slept_at, false);
             return SLEEP_TIMEDOUT;
+        }
     }
 }
 

@@ -74,6 +74,10 @@ struct park__waiter {
      * side) yields a few times rather than pay a futex sleep and wake. */
     uint8_t yields;
     bool batch;
+    /* Thread waiters: NULL, or the adaptive yield budget of the primitive
+     * (or of one side of it), used instead of `yields` and moved by every
+     * sleep of its waiters (park__wait_adapt). */
+    _Atomic uint8_t *adapt;
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */
     void (*notify)(park__waiter_t *w);
@@ -103,6 +107,33 @@ static inline void park__waiter_idle(park__waiter_t *w)
  * 16 pauses, looking after each; a grant already on its way arrives within
  * them. */
 #define PARK__WAIT_SPIN 16u
+
+/* The adaptive yield budget (w->adapt), for a primitive whose waits are
+ * sometimes over within a few microseconds and sometimes long (a channel's
+ * other side may be one operation away, or idle for seconds). Pauses cost
+ * about 10 ns here and a yield about 150 ns (much more when it lets another
+ * thread run), while a futex sleep and its wake cost the two threads
+ * 5-20 µs and, when the grant comes soon, a wake-up latency besides. So a
+ * waiter that slept and was granted within PARK__ADAPT_SHORT_NS would
+ * have been better off yielding longer: the budget doubles. A waiter that
+ * slept longer, or timed out, paid for its yields for nothing: the budget
+ * halves. Between PARK__ADAPT_MIN and PARK__ADAPT_MAX yields (at most about
+ * 10 µs of yields on an idle CPU, about one sleep and wake: spinning for
+ * what blocking would cost, never more). A grant that comes while the
+ * waiter still spins leaves it as it is. The budget is a hint, read and
+ * written relaxed, and written only when it changes. */
+#define PARK__ADAPT_MIN 4u
+#define PARK__ADAPT_MAX 64u
+#define PARK__ADAPT_SHORT_NS 50000u
+
+/* The budget after a sleep of slept_ns that ended in a grant (granted) or
+ * a timeout, from budget b. */
+static inline uint8_t park__wait_adapt(uint8_t b, park_time_t slept_ns, bool granted)
+{
+    if (granted && slept_ns < PARK__ADAPT_SHORT_NS)
+        return (uint8_t)(2u * b < PARK__ADAPT_MAX ? 2u * b : PARK__ADAPT_MAX);
+    return (uint8_t)(b / 2u > PARK__ADAPT_MIN ? b / 2u : PARK__ADAPT_MIN);
+}
 
 /* The wake policy's bound on unfairness (DESIGN.md rule 7): a running
  * thread may barge ahead of a woken waiter, but a waiter that has waited

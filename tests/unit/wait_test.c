@@ -52,6 +52,7 @@ struct waiter {
     park_time_t deadline;
     struct ops_ctx *ctx;
     void (*notify)(park__waiter_t *w);
+    _Atomic uint8_t *adapt; /* w.adapt */
     park__waiter_t w;
     int result;
     park_time_t returned_at;
@@ -63,6 +64,7 @@ static void *waiter_main(void *arg)
     struct waiter *wt = arg;
     park__waiter_init(&wt->w, wt->want);
     wt->w.notify = wt->notify;
+    wt->w.adapt = wt->adapt;
     wt->result = park__wait(wt->key, &wt->w, wt->flags, &ctx_ops, wt->ctx, wt->deadline);
     wt->returned_at = park_now();
     atomic_store(&wt->done, true);
@@ -809,6 +811,68 @@ TEST(wait_cancel_flag_makes_the_sleep_a_cancellation_point)
     ASSERT_FALSE(park__wait_has_waiters(&keys[4]));
 }
 
+TEST(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds)
+{
+    /* Granted soon after falling asleep: more yields would have caught it. */
+    ASSERT_EQ(park__wait_adapt(4, 0, true), 8);
+    ASSERT_EQ(park__wait_adapt(8, PARK__ADAPT_SHORT_NS - 1, true), 16);
+    ASSERT_EQ(park__wait_adapt(48, 1000, true), PARK__ADAPT_MAX);
+    ASSERT_EQ(park__wait_adapt(PARK__ADAPT_MAX, 1000, true), PARK__ADAPT_MAX);
+    /* Granted late, or not at all: the yields were spent for nothing. */
+    ASSERT_EQ(park__wait_adapt(64, PARK__ADAPT_SHORT_NS, true), 32);
+    ASSERT_EQ(park__wait_adapt(32, 1000, false), 16);
+    ASSERT_EQ(park__wait_adapt(6, 10 * MS, true), PARK__ADAPT_MIN);
+    ASSERT_EQ(park__wait_adapt(PARK__ADAPT_MIN, 10 * MS, true), PARK__ADAPT_MIN);
+}
+
+TEST(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    _Atomic uint8_t budget = 32;
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    w.adapt = &budget;
+    ASSERT_EQ(park__wait(&keys[5], &w, 0, &ctx_ops, &ctx, park_deadline_in(5 * MS)),
+              PARK__WAIT_TIMEDOUT);
+    ASSERT_EQ(atomic_load(&budget), 16);
+    /* Not below the floor. */
+    atomic_store(&budget, PARK__ADAPT_MIN);
+    ASSERT_EQ(park__wait(&keys[5], &w, 0, &ctx_ops, &ctx, park_deadline_in(5 * MS)),
+              PARK__WAIT_TIMEDOUT);
+    ASSERT_EQ(atomic_load(&budget), PARK__ADAPT_MIN);
+}
+
+/* select: records whether the (one) waiter is asleep; grants nobody. */
+static unsigned select_note_asleep(void *ctx, park__waiter_t *w)
+{
+    *(bool *)ctx = park__waiter_asleep(w);
+    return PARK__SELECT_STOP;
+}
+
+static bool asleep_on(const void *key)
+{
+    bool asleep = false;
+    park__unpark(key, select_note_asleep, NULL, &asleep);
+    return asleep;
+}
+
+TEST(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep)
+{
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    _Atomic uint8_t budget = 16;
+    struct waiter wt = waiter_on(&keys[6], 1, &ctx);
+    wt.adapt = &budget;
+    test_threads_t *t = enqueue(&wt);
+    AWAIT(asleep_on(&keys[6]));
+    /* Asleep for at least 2 ms before the grant: a long sleep. */
+    test_sleep_ns(2 * MS);
+    struct unpark_log log;
+    memset(&log, 0, sizeof log);
+    ASSERT_EQ(park__unpark(&keys[6], select_grant_first, log_finish, &log), 1);
+    assert_granted(&wt, t);
+    ASSERT_EQ(atomic_load(&budget), 8);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(wait_validate_false_returns_invalid_without_enqueueing),
     TEST_ENTRY(wait_has_waiters_tells_whether_a_key_has_queued_waiters),
@@ -834,6 +898,9 @@ static const test_case_t tests[] = {
     TEST_ENTRY(wait_leave_takes_a_queued_waiter_out_or_keeps_its_grant),
     TEST_ENTRY(wait_realtime_deadline_is_on_the_system_clock),
     TEST_ENTRY(wait_cancel_flag_makes_the_sleep_a_cancellation_point),
+    TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
+    TEST_ENTRY(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep),
+    TEST_ENTRY(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep),
 };
 
 int main(int argc, char **argv)
