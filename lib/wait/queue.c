@@ -120,7 +120,6 @@ void park__waiter_init(park__waiter_t *w, uintptr_t want)
     w->grant = 0;
     atomic_init(&w->woken, 0);
     w->spin = PARK__WAIT_SPIN;
-    w->yields = 0;
     w->batch = false;
     w->adapt = NULL;
     w->notify = NULL;
@@ -163,9 +162,9 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
                         const park__wait_ops_t *ops, void *ctx)
 {
     /* w->spin pauses (PARK__WAIT_SPIN unless the primitive expects its
-     * grant soon), looking after each, then w->yields yields, or as many
-     * as the adaptive budget says. relaxed: a hint. */
-    uint32_t yields = w->adapt ? atomic_load_explicit(w->adapt, memory_order_relaxed) : w->yields;
+     * grant soon), looking after each, then as many yields as the
+     * adaptive budget says, if w has one. relaxed: a hint. */
+    uint32_t yields = w->adapt ? atomic_load_explicit(w->adapt, memory_order_relaxed) : 0;
     park__spin_t spin = park__spin_init_gap(w->spin, yields, 1);
     do {
         if (granted(w))

@@ -67,16 +67,14 @@ struct park__waiter {
      * the grant within microseconds (a writer behind draining readers)
      * raises it. */
     uint32_t spin;
-    /* Thread waiters: yields after those pauses, before the first sleep
-     * (0 unless the primitive sets it). With more threads than CPUs the
-     * thread that would grant may be waiting for this CPU; a primitive
-     * whose grant usually comes within a time slice (a channel's other
-     * side) yields a few times rather than pay a futex sleep and wake. */
-    uint8_t yields;
     bool batch;
-    /* Thread waiters: NULL, or the adaptive yield budget of the primitive
-     * (or of one side of it), used instead of `yields` and moved by every
-     * sleep of its waiters (park__wait_adapt). */
+    /* Thread waiters: NULL (no yields after those pauses: the usual), or
+     * the adaptive yield budget of the primitive (or of one side of it):
+     * the waiter yields that many times before its first sleep, and every
+     * sleep of the primitive's waiters moves it (park__wait_adapt). With
+     * more threads than CPUs the thread that would grant may be waiting
+     * for this CPU; a primitive whose grant often comes within
+     * microseconds (a channel's other side) sets it. */
     _Atomic uint8_t *adapt;
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */
