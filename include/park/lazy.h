@@ -6,11 +6,11 @@
  *
  * Exactly one initialiser runs at a time, on the thread of the caller that
  * starts it; there is no hand-off to another thread. Callers that arrive
- * while it runs wait for that run (a short bounded spin, then parked in
- * park's shared wait queue: no CPU, no allocation) and all receive its
- * value or its error. An initialiser that fails (returns an errno value)
- * rolls the object back to "not initialised": the run's waiters get the
- * error, and the next call runs the initialiser again. No error is cached.
+ * while it runs wait for that run (parked at once in park's shared wait
+ * queue: no CPU, no allocation) and all receive its value or its error.
+ * An initialiser that fails (returns an errno value) rolls the object back
+ * to "not initialised": the run's waiters get the error, and the next call
+ * runs the initialiser again. No error is cached.
  * Waiters are told only after the object has been published or rolled
  * back, so a call made after a waiter saw the error starts a new run.
  *
