@@ -8,7 +8,7 @@
  *                   handed it: its unlock takes the slow path. Only with L.
  *   W  WOKEN        a waiter was woken to retry and has not yet taken the
  *                   lock or queued again (the designated waker): unlocks
- *                   wake nobody meanwhile
+ *                   wake nobody meanwhile, unless it is late (below)
  *   c  CREDITS      0-255: the mutex was contended recently; refilled when
  *                   a waiter queues or is woken, or a locker finds it held
  *                   with fewer than half left; one spent per unlock that
@@ -36,6 +36,10 @@
  *   unlock, W          L|S|P|W|c -> P|W|c   CAS, lock-free: wakes nobody
  *   unlock, P, no W    L|..|P -> P|W|255    store, bucket locked: the oldest
  *                                           waiter is woken to retry
+ *   unlock, W late     L|S|P|W|c -> P|W|255 the same, although W is set: the
+ *                                           woken waiter was woken 200 us
+ *                                           ago or more and this thread's
+ *                                           unlocks are slow (pace_slow)
  *                      L|..|P -> L|S|255[|P] store, bucket locked: handed
  *                                           to the oldest waiter
  *                                           (park__wait_owed)
@@ -46,14 +50,15 @@
  *   woken waiter gives up (timeout)         bucket locked: held: clears W;
  *                                           free: wakes the next waiter
  *
- * A bucket-locked unlock (P set, W clear) is the only writer of the word:
- * lockers need L clear, unlocks are the holder's, and validate, removal
- * and the woken waiter's giving up hold the bucket lock (there is no woken
- * waiter in flight). So it decides and stores under the bucket lock, and
- * that store is its last access to the mutex (rule 9); the lock-free
- * unlocks' CAS is their last access too. The store unlock may erase a P
- * set meanwhile; the hint read after it and the waiter's membarrier repair
- * that (tests/model/mutex.pml checks the protocol). */
+ * A bucket-locked unlock (P set) is the only writer of the word but for
+ * credits: lockers need L clear, unlocks are the holder's, and validate,
+ * removal and the woken waiter's giving up hold the bucket lock (a late
+ * woken waiter in flight takes the lock only once L is clear). So it
+ * decides and stores under the bucket lock, and that store is its last
+ * access to the mutex (rule 9); the lock-free unlocks' CAS is their last
+ * access too. The store unlock may erase a P set meanwhile; the hint read
+ * after it and the waiter's membarrier repair that (tests/model/mutex.pml
+ * checks the protocol). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +223,7 @@ static unsigned pass_select(void *ctx, park__waiter_t *w)
             next = (s & ~W) | L | S | CREDITS;
         } else {
             w->grant = GRANT_WOKEN;
+            park__wait_note_woken(w, park_now());
             p->passed = true;
             return PARK__SELECT_GRANT | PARK__SELECT_STOP;
         }
@@ -239,6 +245,24 @@ static void pass_finish(void *ctx, bool more)
     if (!more && !p->passed) /* nobody queued: W (and P) go */
         __atomic_fetch_and(&p->m->state_, ~(W | P), __ATOMIC_RELAXED);
 }
+
+/* The pace of this thread's slow unlocks (every unlock while waiters are
+ * queued or a woken waiter is on its way), sampled: one in PACE_SAMPLE
+ * reads the clock. A thread that unlocks more often than once per
+ * PACE_BUSY_NS is bound by the lock: its critical sections and the gaps
+ * between them are short, and another running thread would only fight it
+ * for the lock's cache line. One that unlocks more slowly spends its time
+ * outside the lock, where a waiter left asleep is a CPU left idle. Two
+ * slow windows in a row are needed, so that a window in which the thread
+ * was preempted does not count; a sleep in lock_wait starts afresh. */
+#define PACE_SAMPLE 32u
+#define PACE_BUSY_NS 200u
+
+static _Thread_local struct {
+    uint32_t unlocks;
+    park_time_t at; /* the clock at the last sample; 0: none since a sleep */
+    bool slow;      /* the window that ended there was slow */
+} pace;
 
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
@@ -273,6 +297,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
         if (w.since == 0)
             w.since = park_now();
         int r = park__wait(m, &w, flags, &lock_ops, &c, deadline);
+        pace.at = 0; /* the time asleep is no pace */
         if (r == PARK__WAIT_GRANTED && w.grant == GRANT_HANDOFF)
             return 0;
         if (r == PARK__WAIT_TIMEDOUT)
@@ -314,6 +339,8 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
     park_time_t clock = 0;
     u->handoff = park__wait_owed(w, &clock);
     w->grant = u->handoff ? GRANT_HANDOFF : GRANT_WOKEN;
+    if (!u->handoff)
+        park__wait_note_woken(w, clock);
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
@@ -333,15 +360,39 @@ static void unlock_finish(void *ctx, bool more)
     __atomic_store_n(&u->m->state_, s, __ATOMIC_RELEASE);
 }
 
+/* Counts a slow unlock: true once in PACE_SAMPLE, when this window and
+ * the one before it were slow (the thread is not bound by the lock); *now
+ * is then the clock. */
+static bool pace_slow(park_time_t *now)
+{
+    if (++pace.unlocks % PACE_SAMPLE != 0)
+        return false;
+    park_time_t last = pace.at;
+    *now = pace.at = park_now();
+    bool slow = last != 0 && *now - last >= (park_time_t)PACE_SAMPLE * PACE_BUSY_NS;
+    bool twice = slow && pace.slow;
+    pace.slow = slow;
+    return twice;
+}
+
 void park__mutex_unlock_slow(park_mutex_t *m)
 {
+    park_time_t now = 0;
+    bool slow = pace_slow(&now);
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     for (;;) {
         /* Only the holder unlocks, and nobody else clears L: a free word is
          * misuse, reported in every build (off the fast path it is free). */
         if (!(s & L))
             park__misuse("park_mutex_unlock", m, "the mutex is not locked");
-        if ((s & P) && !park__woken_mark(s & W)) { /* somebody must be woken */
+        /* Somebody must be woken: nobody is on the way; or the woken
+         * waiter is late and this thread is not bound by the lock
+         * (pace_slow), and then one more goes. A late woken waiter may be
+         * queued for a busy CPU while another CPU idles (with more threads
+         * than CPUs), and the queue behind it drains no further until it
+         * runs; W stays set, and the waiters woken beside it retry as any
+         * woken waiter does. */
+        if ((s & P) && (!park__woken_mark(s & W) || (slow && park__wait_woken_late(m, now)))) {
             struct unlock_ctx u = {.m = m};
             park__unpark(m, unlock_select, unlock_finish, &u);
             return;

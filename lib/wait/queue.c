@@ -22,6 +22,7 @@ typedef struct bucket {
     park__waiter_t *head;       /* FIFO of the waiters of every key hashed here */
     park__waiter_t *tail;
     park_time_t fair_at; /* no fair hand-off before this (park__wait_owed) */
+    _Atomic park_time_t woken_at; /* the last park__wait_note_woken */
 } __attribute__((aligned(64))) bucket_t;
 
 static bucket_t buckets[BUCKET_COUNT];
@@ -108,6 +109,18 @@ bool park__wait_owed(const park__waiter_t *w, park_time_t *clock)
         return false;
     b->fair_at = now + PARK__FAIR_NS;
     return true;
+}
+
+void park__wait_note_woken(const park__waiter_t *w, park_time_t now)
+{
+    /* relaxed: a hint for park__wait_woken_late, which orders nothing. */
+    atomic_store_explicit(&bucket_of(w->key)->woken_at, now, memory_order_relaxed);
+}
+
+bool park__wait_woken_late(const void *key, park_time_t now)
+{
+    park_time_t at = atomic_load_explicit(&bucket_of(key)->woken_at, memory_order_relaxed);
+    return now - at >= PARK__WOKEN_LATE_NS;
 }
 
 void park__waiter_init(park__waiter_t *w, uintptr_t want)

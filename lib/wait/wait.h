@@ -152,6 +152,23 @@ static inline uint8_t park__wait_adapt(uint8_t b, park_time_t slept_ns, bool gra
  * oldest waiter gets it between bursts. */
 bool park__wait_owed(const park__waiter_t *w, park_time_t *clock);
 
+/* A woken waiter that has not come for this long is late: it was woken
+ * but is not running (with more threads than CPUs, a woken thread may
+ * wait milliseconds for a CPU, and while a CPU is busy the scheduler may
+ * leave it queued there even though another CPU is idle). Several times a
+ * thread's wake-up latency on an idle CPU. */
+#define PARK__WOKEN_LATE_NS 200000u
+
+/* Bucket locked (for select callbacks): w, a thread waiter, is being woken
+ * to retry at `now` and becomes its key's woken waiter in flight. */
+void park__wait_note_woken(const park__waiter_t *w, park_time_t now);
+
+/* True if the last waiter woken to retry in key's bucket was woken
+ * PARK__WOKEN_LATE_NS before `now` or earlier (the bucket's keys share the
+ * record, so another key's later wake-up may hide a late one: that only
+ * costs the caller's extra wake-up). Lock-free. */
+bool park__wait_woken_late(const void *key, park_time_t now);
+
 /* Makes *w a fresh thread waiter asking for `want`, with since = 0 (and
  * profiling kind PARK_PROFILE_OTHER). */
 void park__waiter_init(park__waiter_t *w, uintptr_t want);

@@ -175,6 +175,10 @@ run_case mutex-barger-clears-w  mutex.pml pass        "-DTIMED -DBARGER_CLEARS_W
 # In a child of fork(), a W left by a thread the fork left behind is owned
 # by nobody; there W holds back no wake-up (lib/mutex.c and lib/wait/fork.h, park__woken_mark), so
 # a W nobody owns is harmless, and several woken waiters may be in flight.
+# An unlock that finds a late woken waiter wakes one more beside it: W then
+# no longer names one waiter (so LOOSE_W), but nothing is lost.
+run_case mutex-late-woken       mutex.pml pass        "-DTIMED -DLATE_WOKEN -DLOOSE_W"
+run_case mutex-late-woken-4x1   mutex.pml pass        "-DLATE_WOKEN -DLOOSE_W -DNPROC=4 -DITERS=1"
 run_case mutex-forked           mutex.pml pass        "-DTIMED -DFORKED -DLOOSE_W"
 run_case mutex-forked-no-repair mutex.pml lost-wakeup "-DTIMED -DFORKED_NO_REPAIR -DLOOSE_W"
 

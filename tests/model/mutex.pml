@@ -117,6 +117,11 @@
  *                  left behind would otherwise never clear), so several
  *                  woken waiters may be in flight; the word starts with
  *                  such a W, owned by nobody. Not broken (with LOOSE_W)
+ *   LATE_WOKEN     lib/mutex.c as it is: an unlock that finds P and W may
+ *                  still wake the oldest waiter (the woken waiter is late
+ *                  and the unlocking thread's unlocks are slow: timing,
+ *                  modelled as a free choice), so several woken waiters
+ *                  may be in flight. Not broken (with LOOSE_W)
  *   FORKED_NO_REPAIR  broken: the word starts with a W owned by nobody and
  *                  unlocks still trust it (lost wake-up; with LOOSE_W)
  *   LOOSE_W        drop the W checks (the woken waiter finds W set; no W
@@ -324,11 +329,18 @@ inline unlock_slow(me)
     atomic {
         drain(me);
         assert(state & L);
+        s = 0;
+#ifdef LATE_WOKEN
+        if /* the woken waiter is late and this thread's unlocks are slow */
+        :: s = 1
+        :: skip
+        fi;
+#endif
         if
 #ifdef FORKED
         :: (state & P) -> s = 1 /* to the bucket, W or not */
 #else
-        :: (state & P) && !(state & W) -> s = 1 /* to the bucket */
+        :: (state & P) && (!(state & W) || s == 1) -> s = 1 /* to the bucket */
 #endif
         :: else ->
             /* L|S|x -> x, a credit spent if nobody is queued */
@@ -360,7 +372,7 @@ inline unlock_slow(me)
             bucket == 0 -> drain(me); bucket = 1;
             /* Only bucket-lock holders change the word now (P may have
              * gone with the last waiter's timeout; W cannot appear). */
-#ifdef FORKED
+#if defined(FORKED) || defined(LATE_WOKEN)
             assert(state & L);
 #else
             assert((state & L) && !(state & W));

@@ -365,6 +365,37 @@ TEST(mutex_each_unlock_lets_one_of_several_waiters_in)
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
 
+/* A woken waiter that does not come (here a W set by hand, owned by no
+ * thread, as if its waiter sat queued for a busy CPU) holds back the
+ * unlocks' wake-ups only while it is recent or the unlocking thread is
+ * bound by the lock: unlocks made at a slow pace wake the queued waiter
+ * once the mark is PARK__WOKEN_LATE_NS old (lib/mutex.c, pace_slow). */
+TEST(mutex_late_woken_waiter_does_not_hold_back_the_queue)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l = {.m = &m};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(park__wait_count(&m) == 1);
+    __atomic_fetch_or(&m.state_, PARK__MUTEX_WOKEN, __ATOMIC_RELAXED);
+    /* Unlocks at least 20 us apart (about a hundred take the two slow
+     * windows and the mark's age); without the rule, none wakes the
+     * waiter, the loop runs out and main still holds the mutex. */
+    bool held = true;
+    for (int i = 0; i < 2000 && held; i++) {
+        park_mutex_unlock(&m);
+        test_sleep_ns(20000);
+        held = park_mutex_trylock(&m); /* fails once the waiter has it */
+    }
+    ASSERT_FALSE(held);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_EQ(l.result, 0);
+    ASSERT_FALSE(park_mutex_trylock(&m));
+    finish_locker(&l, t);
+    ASSERT_EQ(park__wait_count(&m), 0);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
 /* The timed waiter queues behind a waiter without deadline and gives up. */
 TEST(mutex_lock_until_timing_out_behind_a_waiter_leaves_the_mutex_working)
 {
@@ -518,6 +549,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(mutex_unlock_by_another_thread_wakes_a_waiter),
     TEST_ENTRY(mutex_unlock_wakes_a_blocked_waiter),
     TEST_ENTRY(mutex_each_unlock_lets_one_of_several_waiters_in),
+    TEST_ENTRY(mutex_late_woken_waiter_does_not_hold_back_the_queue),
     TEST_ENTRY(mutex_lock_until_timing_out_behind_a_waiter_leaves_the_mutex_working),
     TEST_ENTRY(mutex_lock_until_timing_out_ahead_of_a_waiter_leaves_the_mutex_working),
     TEST_ENTRY(mutex_admits_one_holder_at_a_time),
