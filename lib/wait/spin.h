@@ -7,7 +7,9 @@
  *      up to PARK__SPIN_GAP times (each look costs a cache-line transfer,
  *      so the gap grows), until it has spent `pauses` pauses in all; a
  *      site whose event comes within nanoseconds and whose look is cheap
- *      (a channel's cells) caps the gap lower (park__spin_init_gap);
+ *      (a channel's cells) caps the gap lower (park__spin_init_gap); a
+ *      site whose look slows down the thread it waits for (a contended
+ *      mutex's word) looks only once, at the end (park__spin_init_once);
  *   2. yields: `yields` rounds of sched_yield, so that a preempted holder
  *      or an oversubscribed producer gets the processor;
  *   3. park: park__spin returns false and the caller sleeps in lib/wait
@@ -47,6 +49,18 @@ typedef struct park__spin {
 static inline park__spin_t park__spin_init_gap(uint32_t pauses, uint32_t yields, uint32_t max_gap)
 {
     park__spin_t s = {1, max_gap, park__os_single_cpu() ? 0 : pauses, yields};
+    return s;
+}
+
+/* A schedule that looks once, after `pauses` pauses, then yields `yields`
+ * times (looking after each): for a wait on a word that the thread waited
+ * for writes on every round, where each look takes the cache line from it
+ * and so makes the wait longer (a mutex passed back and forth between
+ * running threads: see lib/mutex.c). */
+static inline park__spin_t park__spin_init_once(uint32_t pauses, uint32_t yields)
+{
+    uint32_t gap = pauses ? pauses : 1;
+    park__spin_t s = {gap, gap, park__os_single_cpu() ? 0 : pauses, yields};
     return s;
 }
 
