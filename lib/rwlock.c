@@ -444,13 +444,15 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
         /* Held back by a writer: spin (rule 6), then yield a few times,
          * before queueing. A write section is usually short, and a reader
          * that queues costs the writer a slow unlock and itself a sleep and
-         * a wake. The yields matter with more threads than CPUs: queued
-         * readers are handed their holds asleep, and the readers that run
-         * meanwhile queue behind the next writer in turn, a convoy that
-         * does not end; a yield lets the writer's turn pass, so the reader
-         * goes in running. Not queued, the reader is still a new reader to
-         * the policy, never ahead of a waiting writer. */
-        for (park__spin_t spin = park__spin_init_gap(200, 8, 1); park__spin(&spin);) {
+         * a wake. The spin is one look after 128 pauses: looks every pause
+         * took the lock's line from the writer inside, slowing it down
+         * (docs/design/rwlock.md). The yields matter with more threads
+         * than CPUs: queued readers are handed their holds asleep, and the
+         * readers that run meanwhile queue behind the next writer in turn,
+         * a convoy that does not end; a yield lets the writer's turn pass,
+         * so the reader goes in running. Not queued, the reader is still a
+         * new reader to the policy, never ahead of a waiting writer. */
+        for (park__spin_t spin = park__spin_init_once(128, 8); park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
             if (try_read(rw, &s))
                 return 0;
@@ -600,11 +602,17 @@ static const park__wait_ops_t write_ops = {.validate = write_validate, .removed 
 /* Spins while nobody is queued (rule 6): true if it took the lock. */
 static bool write_spin(park_rwlock_t *rw)
 {
-    /* 200 pauses (about 2 us here), looking after each: the lock is free
-     * only in the gaps between read sections, and a writer that queues
-     * stops the readers and sleeps, which costs both sides a system
-     * call. */
-    park__spin_t spin = park__spin_init_gap(200, 0, 1);
+    /* 512 pauses (about 5 us here), looking every 128: a writer that
+     * queues stops the readers and sleeps, which costs both sides a system
+     * call, so it waits a while; but each look takes the lock's line from
+     * the holders, whose every lock and unlock writes it, and looks after
+     * every pause slowed them down enough that two threads on 2 CPUs
+     * passed the lock and its line back and forth every round (rwlock
+     * sweep: 130-175 ns a round, against 84-97 ns). No yields: with more
+     * threads than CPUs a yield can cost the writer a time slice, and a
+     * writer waiting behind a stream of readers waited 12 ms instead of
+     * tens of microseconds. */
+    park__spin_t spin = park__spin_init_every(128, 512, 0);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (try_write(rw, &s))

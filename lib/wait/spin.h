@@ -9,7 +9,8 @@
  *      site whose event comes within nanoseconds and whose look is cheap
  *      (a channel's cells) caps the gap lower (park__spin_init_gap); a
  *      site whose look slows down the thread it waits for (a contended
- *      mutex's word) looks only once, at the end (park__spin_init_once);
+ *      lock's word) looks rarely, at a fixed gap of 128 pauses
+ *      (park__spin_init_every, park__spin_init_once);
  *   2. yields: `yields` rounds of sched_yield, so that a preempted holder
  *      or an oversubscribed producer gets the processor;
  *   3. park: park__spin returns false and the caller sleeps in lib/wait
@@ -52,16 +53,22 @@ static inline park__spin_t park__spin_init_gap(uint32_t pauses, uint32_t yields,
     return s;
 }
 
-/* A schedule that looks once, after `pauses` pauses, then yields `yields`
- * times (looking after each): for a wait on a word that the thread waited
- * for writes on every round, where each look takes the cache line from it
- * and so makes the wait longer (a mutex passed back and forth between
- * running threads: see lib/mutex.c). */
+/* A schedule that looks every `gap` pauses (a fixed gap, which may exceed
+ * PARK__SPIN_GAP), `pauses` in all, then yields `yields` times, looking
+ * after each: for a wait on a word that the thread waited for writes on
+ * every round, where each look takes the cache line from it and so makes
+ * the wait longer (a lock passed back and forth between running threads:
+ * lib/mutex.c, lib/rwlock.c). */
+static inline park__spin_t park__spin_init_every(uint32_t gap, uint32_t pauses, uint32_t yields)
+{
+    park__spin_t s = {gap ? gap : 1, gap ? gap : 1, park__os_single_cpu() ? 0 : pauses, yields};
+    return s;
+}
+
+/* park__spin_init_every with one look, after all `pauses` pauses. */
 static inline park__spin_t park__spin_init_once(uint32_t pauses, uint32_t yields)
 {
-    uint32_t gap = pauses ? pauses : 1;
-    park__spin_t s = {gap, gap, park__os_single_cpu() ? 0 : pauses, yields};
-    return s;
+    return park__spin_init_every(pauses, pauses, yields);
 }
 
 /* The usual schedule: at most `pauses` pauses, then `yields` yields. */
