@@ -1,5 +1,5 @@
 /* lib/mutex.c: park_mutex, a barging mutex with one woken waiter in flight
- * and bounded unfairness. Design notes: docs/design/mutex.md.
+ * (more only beside a late one) and bounded unfairness. Design notes: docs/design/mutex.md.
  *
  * State word (park_mutex_t.state_), bits named in park/mutex.h:
  *   L  LOCKED       held
@@ -39,7 +39,10 @@
  *   unlock, W late     L|S|P|W|c -> P|W|255 the same, although W is set: the
  *                                           woken waiter was woken 200 us
  *                                           ago or more and this thread's
- *                                           unlocks are slow (pace_slow)
+ *                                           unlocks are slow (pace_slow);
+ *                                           or L|S|255[|P] (handed over),
+ *                                           or c (queue found empty): W
+ *                                           lost, which costs only wake-ups
  *                      L|..|P -> L|S|255[|P] store, bucket locked: handed
  *                                           to the oldest waiter
  *                                           (park__wait_owed)
@@ -79,8 +82,9 @@
 #define C PARK__MUTEX_CREDIT
 #define CREDITS PARK__MUTEX_CREDITS
 
-/* w->grant of a woken waiter: woken to retry as the one woken waiter (W),
- * woken to retry by a hinted unlock (W not its), or handed the lock. */
+/* w->grant of a woken waiter: woken to retry as the woken waiter (W; two
+ * or more share it when one was late), woken to retry by a hinted unlock
+ * (W not its), or handed the lock. */
 enum { GRANT_WOKEN = 0, GRANT_RETRY = 1, GRANT_HANDOFF = 2 };
 
 bool park__mutex_store_unlock;
@@ -254,15 +258,18 @@ static void pass_finish(void *ctx, bool more)
         __atomic_fetch_and(&p->m->state_, ~(W | P), __ATOMIC_RELAXED);
 }
 
-/* The pace of this thread's slow unlocks (every unlock while waiters are
- * queued or a woken waiter is on its way), sampled: one in PACE_SAMPLE
- * reads the clock. A thread that unlocks more often than once per
+/* The pace of this thread's slow unlocks (every unlock of a mutex that was
+ * contended lately: waiters queued, a woken waiter on its way, or credits
+ * left), sampled: one in PACE_SAMPLE reads the clock. A thread that unlocks more often than once per
  * PACE_BUSY_NS is bound by the lock: its critical sections and the gaps
  * between them are short, and another running thread would only fight it
  * for the lock's cache line. One that unlocks more slowly spends its time
  * outside the lock, where a waiter left asleep is a CPU left idle. Two
  * slow windows in a row are needed, so that a window in which the thread
- * was preempted does not count; a sleep in lock_wait starts afresh. */
+ * was preempted does not count; a wait in lock_wait starts afresh. The
+ * woken waiter's own spin (128 pauses, 4 yields) counts as lateness too:
+ * with more threads than CPUs its yields may outlast the 200 us, and an
+ * extra waiter is then woken beside a running one, which costs a wake-up. */
 #define PACE_SAMPLE 32u
 #define PACE_BUSY_NS 200u
 
@@ -305,7 +312,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
         if (w.since == 0)
             w.since = park_now();
         int r = park__wait(m, &w, flags, &lock_ops, &c, deadline);
-        pace.at = 0; /* the time asleep is no pace */
+        pace.at = 0; /* the time spent waiting is no pace */
         if (r == PARK__WAIT_GRANTED && w.grant == GRANT_HANDOFF)
             return 0;
         if (r == PARK__WAIT_TIMEDOUT)

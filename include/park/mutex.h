@@ -13,12 +13,12 @@
  * unlocks wake nobody, so running threads keep locking and unlocking
  * without system calls (a woken waiter still waiting for a CPU after
  * 200 us gets company when the unlocking threads spend their time outside
- * the lock, so that no CPU idles while waiters sleep). Fairness: unlock lets a running thread barge in
- * ahead of the woken waiter (throughput), but the oldest waiter, once it
- * has waited about 1 ms, is handed the lock directly (at most one such
- * hand-off per millisecond among the locks that share a wait-queue
- * bucket), so a thread that unlocks and re-locks in a loop cannot keep a
- * lone waiter out for much more than 1 ms.
+ * the lock, so that no CPU idles while waiters sleep). Fairness: unlock
+ * lets a running thread barge in ahead of the woken waiter (throughput),
+ * but the oldest waiter, once it has waited about 1 ms, is handed the lock
+ * directly (at most one such hand-off per millisecond among the locks that
+ * share a wait-queue bucket), so a thread that unlocks and re-locks in a
+ * loop cannot keep a lone waiter out for much more than 1 ms.
  *
  * Destruction safety: after the store that releases the mutex, unlock never
  * touches the mutex's memory again, so the thread that locks it next may

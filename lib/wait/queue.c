@@ -119,8 +119,10 @@ void park__wait_note_woken(const park__waiter_t *w, park_time_t now)
 
 bool park__wait_woken_late(const void *key, park_time_t now)
 {
+    /* relaxed: a hint (see park__wait_note_woken); pairs with nothing. A
+     * wake-up of another key recorded after `now` was read is recent. */
     park_time_t at = atomic_load_explicit(&bucket_of(key)->woken_at, memory_order_relaxed);
-    return now - at >= PARK__WOKEN_LATE_NS;
+    return now > at && now - at >= PARK__WOKEN_LATE_NS;
 }
 
 void park__waiter_init(park__waiter_t *w, uintptr_t want)

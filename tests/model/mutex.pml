@@ -7,7 +7,9 @@
  *     else has finished is an invalid end state (every run is finite, so
  *     this is also termination);
  *   - one woken waiter at a time owns W: whenever the woken waiter takes
- *     the lock, queues again or gives up, W is set;
+ *     the lock, queues again or gives up, W is set (not checked with
+ *     LOOSE_W, which LATE_WOKEN needs: there an unlock may wake another
+ *     waiter beside a late one, and they share W);
  *   - the mutex is left clean: once every thread is done and the store
  *     buffers have drained, the word holds at most credits (recent
  *     contention), never L, S, P or W, the queue is empty and the hint 0
@@ -371,7 +373,9 @@ inline unlock_slow(me)
         atomic {
             bucket == 0 -> drain(me); bucket = 1;
             /* Only bucket-lock holders change the word now (P may have
-             * gone with the last waiter's timeout; W cannot appear). */
+             * gone with the last waiter's timeout; W cannot appear, but
+             * may already be set in a child of fork() or beside a late
+             * woken waiter). */
 #if defined(FORKED) || defined(LATE_WOKEN)
             assert(state & L);
 #else
