@@ -58,7 +58,7 @@ static inline park__spin_t park__spin_init_gap(uint32_t pauses, uint32_t yields,
  * after each: for a wait on a word that the thread waited for writes on
  * every round, where each look takes the cache line from it and so makes
  * the wait longer (a lock passed back and forth between running threads:
- * lib/mutex.c, lib/rwlock.c). */
+ * lib/mutex.c, lib/rwlock.c, lib/sem.c). */
 static inline park__spin_t park__spin_init_every(uint32_t gap, uint32_t pauses, uint32_t yields)
 {
     park__spin_t s = {gap ? gap : 1, gap ? gap : 1, park__os_single_cpu() ? 0 : pauses, yields};
