@@ -11,6 +11,7 @@
 #include <park/time.h>
 
 #include "os/os.h"
+#include "wait/spin.h"
 #include "wait/wait.h"
 
 #include "test.h"
@@ -811,6 +812,46 @@ TEST(wait_cancel_flag_makes_the_sleep_a_cancellation_point)
     ASSERT_FALSE(park__wait_has_waiters(&keys[4]));
 }
 
+/* Steps through a spin schedule: how many steps said "look again", and
+ * the pauses spent before each look (0 for a yield). */
+static int spin_steps(park__spin_t s, uint32_t *pauses_per_look, int max)
+{
+    int n = 0;
+    for (;;) {
+        uint32_t before = s.pauses;
+        if (!park__spin(&s))
+            return n;
+        if (n < max)
+            pauses_per_look[n] = before - s.pauses;
+        n++;
+    }
+}
+
+TEST(spin_every_looks_at_a_fixed_gap_then_yields)
+{
+    uint32_t gaps[16];
+    bool one = park__os_single_cpu(); /* no pauses on one CPU */
+    int n = spin_steps(park__spin_init_every(128, 512, 2), gaps, 16);
+    ASSERT_EQ(n, one ? 2 : 6);
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(gaps[i], (!one && i < 4) ? 128u : 0u);
+    n = spin_steps(park__spin_init_once(128, 4), gaps, 16);
+    ASSERT_EQ(n, one ? 4 : 5);
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(gaps[i], (!one && i == 0) ? 128u : 0u);
+    /* the usual schedule's gap doubles: 1, 2, 4, 8, 16, then the rest */
+    n = spin_steps(park__spin_init(40, 0), gaps, 16);
+    ASSERT_EQ(n, one ? 0 : 6);
+    if (!one) {
+        const uint32_t want[] = {1, 2, 4, 8, 16, 9};
+        for (int i = 0; i < 6; i++)
+            ASSERT_EQ(gaps[i], want[i]);
+    }
+    /* a zero gap looks after every pause */
+    n = spin_steps(park__spin_init_every(0, 3, 0), gaps, 16);
+    ASSERT_EQ(n, one ? 0 : 3);
+}
+
 TEST(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds)
 {
     /* Granted soon after falling asleep: more yields would have caught it. */
@@ -898,6 +939,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(wait_leave_takes_a_queued_waiter_out_or_keeps_its_grant),
     TEST_ENTRY(wait_realtime_deadline_is_on_the_system_clock),
     TEST_ENTRY(wait_cancel_flag_makes_the_sleep_a_cancellation_point),
+    TEST_ENTRY(spin_every_looks_at_a_fixed_gap_then_yields),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
     TEST_ENTRY(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep),
     TEST_ENTRY(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep),
