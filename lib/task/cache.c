@@ -108,13 +108,18 @@ static void quarantine_drain(void)
 }
 #endif
 
-/* At thread exit: the thread's blocks go back to malloc. */
+static _Thread_local bool cache_registered; /* cache_register ran on this thread */
+
+/* At thread exit: the thread's blocks go back to malloc. A block cached
+ * after this (by a later thread-exit destructor) registers again, so this
+ * runs again for it. */
 static void thread_exit(void *arg)
 {
 #ifdef QUARANTINE_BLOCKS
     quarantine_drain();
 #endif
     cache_drain(arg);
+    cache_registered = false;
 }
 
 static void cache_key_create(void)
@@ -135,7 +140,13 @@ static unsigned depot_n;
 
 static void cache_register(void)
 {
-    /* The first block cached on this thread: free the cache when it exits. */
+    /* The first block cached on this thread: free the cache when it exits.
+     * Once per thread: a thread whose cache runs empty between an alloc
+     * and a free (one block in use at a time) would otherwise pay a
+     * pthread_once and a pthread_setspecific per block. */
+    if (PARK__LIKELY(cache_registered))
+        return;
+    cache_registered = true;
     pthread_once(&cache_once, cache_key_create);
     pthread_setspecific(cache_key, &cache);
 }
