@@ -85,8 +85,14 @@ static unsigned waiters_hint(park_chan_t *ch)
 
 /* ---- the ring ------------------------------------------------------------- */
 
-/* Writes the item of reserved position pos, once its cell is free. */
-static void put(park_chan_t *ch, uint64_t pos, void *item)
+/* Writes the item of reserved position pos, once its cell is free.
+ * Inline, as take: between a reservation and the cell's new seq, the
+ * other side's operation at this cell waits (and yields if this thread is
+ * preempted there), so the window is kept to a few instructions; as
+ * calls, with the settle call after them, they made the channels of
+ * capacity 64 run 1.5x slower (1 sender and 1 receiver: 14 against 24 ns
+ * an item). */
+static inline void put(park_chan_t *ch, uint64_t pos, void *item)
 {
     cell_t *c = cell_of(ch, pos);
     /* acquire: pairs with the release store in take (the old item's reader
@@ -100,7 +106,7 @@ static void put(park_chan_t *ch, uint64_t pos, void *item)
 }
 
 /* Reads the item of reserved position pos, once it is written. */
-static void *take(park_chan_t *ch, uint64_t pos)
+static inline void *take(park_chan_t *ch, uint64_t pos)
 {
     cell_t *c = cell_of(ch, pos);
     /* acquire: pairs with the release store in put. */
@@ -642,7 +648,8 @@ static int send_try(park_chan_t *ch, void *item)
     bool kick;
     switch (park__chan_ring_push(ch, item, 0, &kick)) {
     case RING_DONE:
-        park__chan_settle(ch, kick, false);
+        if (kick) /* without waiters (the usual case), no call */
+            park__chan_settle(ch, true, false);
         return 0;
     case RING_CLOSED:
         return EPIPE;
@@ -657,7 +664,8 @@ static int recv_try(park_chan_t *ch, void **item)
         bool kick;
         int r = ring_pop(ch, item, &kick);
         if (r == RING_DONE) {
-            park__chan_settle(ch, false, kick);
+            if (kick)
+                park__chan_settle(ch, false, true);
             return 0;
         }
         if (r == RING_BLOCKED)
