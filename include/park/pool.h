@@ -16,10 +16,12 @@
  * threads at once, the others share one ring per worker. Submission order
  * is not execution order.
  *
- * Idle workers park on a futex and burn no CPU. A submission wakes at most
- * one of them, and only when no other worker is already looking for work;
- * a woken worker that finds work wakes the next one only if more work
- * remains, so a burst wakes workers one by one, never as a herd. The race
+ * A worker that runs out of work looks for more for about 10 us (pauses,
+ * then yields), then parks on a futex and burns no CPU. A submission wakes
+ * at most one parked worker, and only when no other worker is already
+ * looking for work; a woken worker that finds work wakes the next one only
+ * if more work remains, so a burst wakes workers one by one, never as a
+ * herd. The race
  * between "no work, going to sleep" and "new work, anyone asleep?" is closed
  * by a sequentially consistent pair: the worker announces itself as sleepy
  * and then re-checks every queue; the submitter publishes its item and then
