@@ -21,11 +21,10 @@
  * at most one parked worker, and only when no other worker is already
  * looking for work; a woken worker that finds work wakes the next one only
  * if more work remains, so a burst wakes workers one by one, never as a
- * herd. The race
- * between "no work, going to sleep" and "new work, anyone asleep?" is closed
- * by a sequentially consistent pair: the worker announces itself as sleepy
- * and then re-checks every queue; the submitter publishes its item and then
- * reads the announcements (lib/pool/pool.c).
+ * herd. The race between "no work, going to sleep" and "new work, anyone
+ * asleep?" is closed by a sequentially consistent pair: the worker
+ * announces itself as sleepy and then re-checks every queue; the submitter
+ * publishes its item and then reads the announcements (lib/pool/pool.c).
  *
  * A worker that waits (park_join, park_task_wait) runs other work meanwhile
  * instead of blocking. Work items are {function, argument} pairs stored in
