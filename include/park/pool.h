@@ -16,8 +16,8 @@
  * threads at once, the others share one ring per worker. Submission order
  * is not execution order.
  *
- * A worker that runs out of work looks for more for about 10 us (pauses,
- * then yields), then parks on a futex and burns no CPU. A submission wakes
+ * A worker that runs out of work looks for more for about 10 us alone on
+ * its CPU (pauses, then yields), then parks on a futex and burns no CPU. A submission wakes
  * at most one parked worker, and only when no other worker is already
  * looking for work; a woken worker that finds work wakes the next one only
  * if more work remains, so a burst wakes workers one by one, never as a

@@ -414,8 +414,8 @@ static void *worker_main(void *arg)
          * (its next batch, the next step of a chain driven from outside)
          * finds the worker awake: waking a sleeper costs the producer a
          * system call and the job a wake-up, tens of microseconds when the
-         * sleeper's CPU has gone idle meanwhile (async contended rows, one
-         * or two producers: 8 yields here ran 1.2-1.45x slower). */
+         * sleeper's CPU has gone idle meanwhile (async contended rows, two
+         * producers: 8 yields here ran about 1.4x slower). */
         park__spin_t spin = park__spin_init(16, 64);
         while (!(found = find_work(w, &job)) &&
                /* acquire: pairs with the release store in stop_workers. */

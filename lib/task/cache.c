@@ -112,7 +112,8 @@ static _Thread_local bool cache_registered; /* cache_register ran on this thread
 
 /* At thread exit: the thread's blocks go back to malloc. A block cached
  * after this (by a later thread-exit destructor) registers again, so this
- * runs again for it. */
+ * runs again for it, within the PTHREAD_DESTRUCTOR_ITERATIONS rounds; one
+ * cached in the last round is not freed. */
 static void thread_exit(void *arg)
 {
 #ifdef QUARANTINE_BLOCKS
@@ -122,9 +123,11 @@ static void thread_exit(void *arg)
     cache_registered = false;
 }
 
+static bool cache_key_ok; /* pthread_key_create succeeded */
+
 static void cache_key_create(void)
 {
-    (void)pthread_key_create(&cache_key, thread_exit);
+    cache_key_ok = pthread_key_create(&cache_key, thread_exit) == 0;
 }
 
 /* The depot: whole batches of blocks that threads with too many (workers
@@ -146,9 +149,10 @@ static void cache_register(void)
      * pthread_once and a pthread_setspecific per block. */
     if (PARK__LIKELY(cache_registered))
         return;
-    cache_registered = true;
     pthread_once(&cache_once, cache_key_create);
-    pthread_setspecific(cache_key, &cache);
+    /* Without a key (or its storage), the thread's blocks are not freed at
+     * its exit; the next empty cache tries again. */
+    cache_registered = cache_key_ok && pthread_setspecific(cache_key, &cache) == 0;
 }
 
 void *park__block_alloc(void)
