@@ -707,6 +707,17 @@ static park__spin_t op_spin(void)
     return park__spin_init_gap(512, 4, 1);
 }
 
+/* After a blocking call's failed try: true if its deadline has passed
+ * already, so that it times out without spinning. The clock is read once
+ * per call (*checked, false at first for a timed call). */
+static bool due_already(park_time_t deadline, bool *checked)
+{
+    if (*checked)
+        return false;
+    *checked = true;
+    return park_now() >= deadline;
+}
+
 /* Makes *w a blocked call's waiter on side `side` (0: receivers, 1:
  * senders). Once queued, it looks at its own grant for 128 pauses, then
  * yields as often as the side's adaptive budget says (lib/wait's w->spin
@@ -748,11 +759,8 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
                 return err;
             if (waiters_hint(ch) & SWAIT)
                 break; /* senders are queued: no use spinning behind them */
-            if (!checked) {
-                checked = true;
-                if (park_now() >= deadline)
-                    break; /* due already: no spin */
-            }
+            if (due_already(deadline, &checked))
+                break;
         } while (park__spin(&spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
@@ -798,11 +806,8 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
                 return err;
             if (waiters_hint(ch) & RWAIT)
                 break; /* receivers are queued: no use spinning behind them */
-            if (!checked) {
-                checked = true;
-                if (park_now() >= deadline)
-                    break; /* due already: no spin */
-            }
+            if (due_already(deadline, &checked))
+                break;
         } while (park__spin(&spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;

@@ -17,11 +17,11 @@
  * is not execution order.
  *
  * A worker that runs out of work looks for more for about 10 us alone on
- * its CPU (pauses, then yields), then parks on a futex and burns no CPU. A submission wakes
- * at most one parked worker, and only when no other worker is already
- * looking for work; a woken worker that finds work wakes the next one only
- * if more work remains, so a burst wakes workers one by one, never as a
- * herd. The race between "no work, going to sleep" and "new work, anyone
+ * its CPU (pauses, then yields), then parks on a futex and burns no CPU.
+ * A submission wakes at most one parked worker, and only when no other
+ * worker is already looking for work; a woken worker that finds work wakes
+ * the next one only if more work remains, so a burst wakes workers one by
+ * one, never as a herd. The race between "no work, going to sleep" and "new work, anyone
  * asleep?" is closed by a sequentially consistent pair: the worker
  * announces itself as sleepy and then re-checks every queue; the submitter
  * publishes its item and then reads the announcements (lib/pool/pool.c).
