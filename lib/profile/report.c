@@ -231,6 +231,9 @@ static void name_of(namer_t *nm, uintptr_t pc, bool offset, bool where, char *bu
                 snprintf(line, sizeof line, " (%s:%d)", base_name(file), lineno);
         }
     }
+#else
+    (void)nm; /* without libdw, only dladdr names, and no file:line */
+    (void)where;
 #endif
     Dl_info info;
     bool have_info = dladdr((void *)in, &info) != 0;
