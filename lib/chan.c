@@ -119,7 +119,7 @@ static inline void *take(park_chan_t *ch, uint64_t pos)
     return item;
 }
 
-int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick)
+int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool exact, bool *kick)
 {
     park__spin_t spin = cell_spin();
     /* relaxed: a guess, checked by the CAS. */
@@ -140,6 +140,13 @@ int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick
                 /* Read before the item is handed over (rule 9: a receiver
                  * may destroy the channel once it has the item). */
                 *kick = waiting(ch, RWAIT);
+                /* A blocking send asks for the next line of cells for
+                 * writing while it writes this one: it waited for room
+                 * (room_soon), so its receive is lines ahead and not
+                 * reading that line. A send that may chase the receive
+                 * (exact) would take the line from under it: 1.6x slower. */
+                if (!exact && ch->slip >= 7)
+                    __builtin_prefetch(cell_of(ch, pos + 4), 1);
                 put(ch, pos, item);
                 return RING_DONE;
             }
@@ -147,9 +154,12 @@ int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick
         }
         if ((int64_t)(seq - FREE(pos)) < 0) {
             /* The cell still holds the item of pos - cap: full, unless its
-             * receive has reserved it and is reading it right now.
+             * receive has reserved it and is reading it right now (a
+             * blocking send need not tell the two apart: room_soon).
              * relaxed: a snapshot; a blocking send re-checks in
              * send_validate. */
+            if (!exact)
+                return RING_NONE;
             uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
             if (h + ch->cap <= pos)
                 return RING_NONE;
@@ -613,6 +623,9 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
     atomic_init(&c->adapt[1], PARK__ADAPT_MIN);
     c->cap = capacity;
     c->mask = (capacity & (capacity - 1)) == 0 ? capacity - 1 : NO_MASK;
+    /* room_soon: a quarter of the ring, at most 32 items (8 lines). */
+    c->slip = (capacity / 4 < 32 ? capacity / 4 : 32);
+    c->slip -= c->slip > 0;
     c->given = c->given_last = NULL;
     for (size_t i = 0; i < capacity; i++) {
         atomic_init(&c->cells[i].seq, FREE(i));
@@ -642,11 +655,12 @@ int park_chan_destroy(park_chan_t *ch)
     return 0;
 }
 
-/* One lock-free attempt (but for kicks it sets off): 0, EAGAIN, EPIPE. */
-static int send_try(park_chan_t *ch, void *item)
+/* One lock-free attempt (but for kicks it sets off): 0, EAGAIN, EPIPE;
+ * `exact` as in park__chan_ring_push. */
+static inline int send_try(park_chan_t *ch, void *item, bool exact)
 {
     bool kick;
-    switch (park__chan_ring_push(ch, item, 0, &kick)) {
+    switch (park__chan_ring_push(ch, item, 0, exact, &kick)) {
     case RING_DONE:
         if (kick) /* without waiters (the usual case), no call */
             park__chan_settle(ch, true, false);
@@ -707,6 +721,43 @@ static park__spin_t op_spin(void)
     return park__spin_init_gap(512, 4, 1);
 }
 
+/* A blocking send that found the ring full (or its next cell still being
+ * read): spins until the ring has room for slip + 1 items, looking at the
+ * cell of the last of them, and returns true (try again); false once the
+ * spin is spent (sleep: send_validate reserves whatever room there is).
+ *
+ * Why more room than one item: a sender that chases a full ring writes
+ * each cell the moment its receive frees it, so both work on one cache
+ * line and pass it back and forth on every item. Waiting for a few lines'
+ * worth lets the receiver run ahead on lines the sender no longer
+ * touches, and the sender then fills lines the receiver has left (and
+ * asks for the next one ahead: park__chan_ring_push), so a line moves
+ * once per few items. 1 sender and 1 receiver, medians of 5 alternating
+ * runs: capacity 1024, 30.1 to 13.2 ns an item; capacity 64, 24.0 to
+ * 17.1 ns; capacity 1 (no slip), 460 to 319 ns. The receiver has the rest
+ * of the ring to take meanwhile, so no item waits for this. A receive
+ * does not wait so at an empty ring: it would delay the item that came. */
+static bool room_soon(park_chan_t *ch, park__spin_t *spin)
+{
+    /* relaxed: a guess; the next try checks. */
+    uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
+    uint64_t pos = POS(t) + ch->slip;
+    const cell_t *c = cell_of(ch, pos);
+    for (;;) {
+        if (!park__spin(spin))
+            return false;
+        /* acquire: as in put. Free for pos or past it (another sender
+         * took it): room up to pos. */
+        if ((int64_t)(atomic_load_explicit(&c->seq, memory_order_acquire) - FREE(pos)) >= 0)
+            return true;
+        /* relaxed: a close or queued senders end the wait; the try sees
+         * them. */
+        if ((atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED) ||
+            (waiters_hint(ch) & SWAIT))
+            return true;
+    }
+}
+
 /* After a blocking call's failed try: true if its deadline has passed
  * already, so that it times out without spinning. The clock is read once
  * per call (*checked, false at first for a timed call). */
@@ -740,7 +791,7 @@ static void waiter_init(park__waiter_t *w, uintptr_t want, park_chan_t *ch, int 
 
 int park_chan_try_send(park_chan_t *ch, void *item)
 {
-    return send_try(ch, item);
+    return send_try(ch, item, true);
 }
 
 int park_chan_try_recv(park_chan_t *ch, void **item)
@@ -754,14 +805,14 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
         park__spin_t spin = op_spin();
         bool checked = deadline == PARK_FOREVER; /* the clock, once */
         do {
-            int err = send_try(ch, item);
+            int err = send_try(ch, item, false);
             if (err != EAGAIN)
                 return err;
             if (waiters_hint(ch) & SWAIT)
                 break; /* senders are queued: no use spinning behind them */
             if (due_already(deadline, &checked))
                 break;
-        } while (park__spin(&spin));
+        } while (room_soon(ch, &spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
         struct op op = {.ch = ch, .item = item};

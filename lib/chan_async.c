@@ -44,7 +44,7 @@ static void give_finish(void *ctx, bool more)
     park_chan_t *ch = g->ch;
     /* park__chan_ring_push reads SWAIT, which changes only under this
      * lock. */
-    if (park__chan_ring_push(ch, g->node->item, CLOSED, &g->kick) == RING_DONE)
+    if (park__chan_ring_push(ch, g->node->item, CLOSED, true, &g->kick) == RING_DONE)
         return;
     g->node->next = NULL;
     if (ch->given)
@@ -68,7 +68,7 @@ static void give_finish(void *ctx, bool more)
 static void give_back_item(park_chan_t *ch, void *item)
 {
     bool kick;
-    if (park__chan_ring_push(ch, item, CLOSED, &kick) == RING_DONE) {
+    if (park__chan_ring_push(ch, item, CLOSED, true, &kick) == RING_DONE) {
         park__chan_settle(ch, kick, false);
         return;
     }

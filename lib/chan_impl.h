@@ -40,6 +40,7 @@ struct park_chan {
     _Atomic uint8_t adapt[2];
     _Alignas(64) uint64_t cap;
     uint64_t mask;               /* cap - 1 if cap is a power of two, else NO_MASK */
+    uint64_t slip;               /* a blocked send's room to wait for, less 1 (chan.c) */
     given_t *given, *given_last; /* the senders' bucket lock guards them */
 #ifdef PARK_DEBUG
     struct park_chan *next_live; /* the live channels (chan.c) */
@@ -108,8 +109,10 @@ static inline void clear_swait(park_chan_t *ch)
 
 /* Appends item without a lock unless senders are queued (or tail carries
  * CLOSED, outside `allow`): RING_DONE (*kick: receivers are queued),
- * RING_NONE (full), RING_CLOSED or RING_BLOCKED. */
-int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool *kick);
+ * RING_NONE (full), RING_CLOSED or RING_BLOCKED. `exact`: RING_NONE only
+ * if the ring is full; else also while the next cell's receive is still
+ * reading it (a blocking send, which then waits for more room). */
+int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool exact, bool *kick);
 
 /* After a position moved, with the other side's flag read after the move
  * and before the hand-over: kicks that side, one waiter, and goes on only

@@ -8,8 +8,10 @@
  *   - The ring: tail and head positions, and per cell its seq (FREE(p) =
  *     2p, FULL(p) = 2p + 1) and item. A lock-free send (ring_push) reads
  *     the SWAIT hint, then, in one step, reserves the cell of tail (CAS
- *     tail -> tail + 1, seq == FREE), or finds the ring full (head + CAP
- *     <= tail), or waits while a receive reads the cell; then it reads
+ *     tail -> tail + 1, seq == FREE), or finds the cell not free (the
+ *     ring full, or a receive still reading the cell: a blocking send
+ *     does not tell the two apart, and validates under the lock, which
+ *     reserves whatever room there is); then it reads
  *     RWAIT (its kick, seq_cst) and then writes the item (put). A
  *     lock-free receive (ring_pop) is its mirror (RWAIT hint, CAS head,
  *     SWAIT read, take). A receive that finds the ring empty while SWAIT
@@ -336,7 +338,7 @@ proctype Sender(byte me)
                     if
                     :: closed -> got = 0; cl = 1
                     :: !closed && seq[tail % CAP] == FREE(tail) -> pos = tail; tail++; got = 1
-                    :: !closed && seq[tail % CAP] != FREE(tail) && head + CAP <= tail -> got = 0
+                    :: !closed && seq[tail % CAP] != FREE(tail) -> got = 0
                     fi
                 };
                 if

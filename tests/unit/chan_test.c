@@ -266,6 +266,33 @@ TEST(chan_blocked_sender_wakes_when_a_slot_frees)
     ASSERT_EQ(park_chan_destroy(ch), 0);
 }
 
+TEST(chan_blocked_sender_of_a_large_channel_takes_a_single_freed_slot)
+{
+    /* A blocked send spins for more room than one item (a quarter of the
+     * ring), but not beyond its spin: one freed slot is enough, whether it
+     * frees while the sender spins (even rounds) or sleeps (odd ones). */
+    park_chan_t *ch = chan_new(64);
+    fill(ch, 64);
+    for (int round = 0; round < 20; round++) {
+        struct caller s = {.ch = ch,
+                           .kind = SEND,
+                           .timed = true,
+                           .deadline = park_deadline_in(LATE_NS),
+                           .item = ITEM(64 + round)};
+        test_threads_t *t =
+            round % 2 ? start_queued(&s) : test_threads_start(1, caller_main, &s, sizeof s);
+        assert_recv(ch, ITEM(round));
+        test_threads_join(t);
+        ASSERT_EQ(s.result, 0);
+        ASSERT_EQ(senders_queued(ch), 0);
+        ASSERT_EQ(park_chan_try_send(ch, ITEM(99)), EAGAIN); /* full again */
+    }
+    for (int i = 20; i < 84; i++)
+        assert_recv(ch, ITEM(i));
+    assert_empty(ch);
+    ASSERT_EQ(park_chan_destroy(ch), 0);
+}
+
 TEST(chan_blocked_receiver_wakes_on_send)
 {
     park_chan_t *ch = chan_new(2);
@@ -939,6 +966,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(chan_null_is_an_item),
     TEST_ENTRY(chan_capacity_one_ping_pong_keeps_every_item_in_order),
     TEST_ENTRY(chan_blocked_sender_wakes_when_a_slot_frees),
+    TEST_ENTRY(chan_blocked_sender_of_a_large_channel_takes_a_single_freed_slot),
     TEST_ENTRY(chan_blocked_receiver_wakes_on_send),
     TEST_ENTRY(chan_blocked_senders_get_in_in_arrival_order),
     TEST_ENTRY(chan_blocked_receivers_are_served_in_arrival_order),
