@@ -697,28 +697,30 @@ static int recv_try(park_chan_t *ch, void **item)
     }
 }
 
-/* Between the attempts of a blocking call: 512 pauses (about 5 us here),
- * looking after each, since the other side usually comes within a few
- * operations (tens of nanoseconds: a longer gap would add its length to
- * every hand-over), then 4 yields, since with more threads than CPUs the
- * peer to make progress may be waiting for this CPU.
+/* Between the attempts of a blocking call: 256 to 767 pauses (512 on
+ * average, about 5 us here), looking after each, since the other side
+ * usually comes within a few operations (tens of nanoseconds: a longer gap
+ * would add its length to every hand-over), then 4 yields, since with more
+ * threads than CPUs the peer to make progress may be waiting for this CPU.
  *
- * Why 512 and not fewer: with a sender and a receiver sharing each of two
- * CPUs, the productive states are those where a sender runs on one CPU
- * and a receiver on the other. With 128 pauses both CPUs' spinners (two
- * senders at a full ring, or two receivers at an empty one) gave up at
- * nearly the same moment, and the yields swapped both CPUs to the same
- * side again; a longer spin lets one CPU swap first, and the pair that
- * results keeps running (2 senders and 2 receivers, capacity 1024: 41-54
- * to 26-27 ns an item, medians of 15 alternating runs; pinned to that
- * placement, 46-60 to 26-30 ns). The cost: a sender at a full ring (a
- * receiver at an empty one) looks at the other side's lines for longer
- * before it queues, a few ns an item on the one-sender, one-receiver
- * channel of capacity 64; and a call whose deadline has not passed yet
- * spins up to about 5 us more before it sleeps. */
+ * Why so many, and why drawn at random: with a sender and a receiver
+ * sharing each of two CPUs, the productive states are those where a sender
+ * runs on one CPU and a receiver on the other. When both CPUs run senders
+ * (the ring fills) or both run receivers (it empties), their spinners give
+ * up and yield at nearly the same moment, and both CPUs switch to the
+ * other side together. With 128 pauses they stayed in step nearly always
+ * (2 senders and 2 receivers, capacity 1024: 41-54 ns an item); 512 let
+ * one CPU switch first now and then (26-27 ns in one set, 19-56 in
+ * later ones; a scheduler trace showed both CPUs switching side together
+ * every 150-180 us). A budget drawn anew for each call
+ * (park__spin_init_jitter) makes one CPU switch first nearly always, and
+ * the pair that results keeps running: 13-16 ns, what the channel does
+ * pinned with both senders on one CPU and both receivers on the other.
+ * The cost: a call whose deadline has not passed yet spins up to about
+ * 7 us before it sleeps. */
 static park__spin_t op_spin(void)
 {
-    return park__spin_init_gap(512, 4, 1);
+    return park__spin_init_jitter(512, 4, 1);
 }
 
 /* A blocking send that found the ring full (or its next cell still being

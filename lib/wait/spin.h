@@ -10,7 +10,9 @@
  *      (a channel's cells) caps the gap lower (park__spin_init_gap); a
  *      site whose look slows down the thread it waits for (a contended
  *      lock's word) looks rarely, at a fixed gap of 128 pauses
- *      (park__spin_init_every, park__spin_init_once);
+ *      (park__spin_init_every, park__spin_init_once); a site whose spinners
+ *      on different CPUs must not give up in step draws its budget at
+ *      random around its mean (park__spin_init_jitter);
  *   2. yields: `yields` rounds of sched_yield, so that a preempted holder
  *      or an oversubscribed producer gets the processor;
  *   3. park: park__spin returns false and the caller sleeps in lib/wait
@@ -69,6 +71,24 @@ static inline park__spin_t park__spin_init_every(uint32_t gap, uint32_t pauses, 
 static inline park__spin_t park__spin_init_once(uint32_t pauses, uint32_t yields)
 {
     return park__spin_init_every(pauses, pauses, yields);
+}
+
+/* A thread's next pseudo-random 32 bits (lib/wait/spin.c). */
+uint32_t park__spin_random(void);
+
+/* park__spin_init_gap with a budget drawn anew each time from pauses / 2
+ * to pauses * 3 / 2 (the same on average): for spinners on different
+ * CPUs that tend to start together and must not give up together. Two
+ * CPUs that each run one side of a channel (both senders at a full ring,
+ * both receivers at an empty one) yielded at the same moment with a fixed
+ * budget, so both switched to the other side together and stayed in
+ * step; with budgets that differ, one CPU switches first and a sender
+ * runs beside a receiver (lib/chan.c). */
+static inline park__spin_t park__spin_init_jitter(uint32_t pauses, uint32_t yields,
+                                                  uint32_t max_gap)
+{
+    uint32_t spread = pauses ? park__spin_random() % pauses : 0;
+    return park__spin_init_gap(pauses / 2 + spread, yields, max_gap);
 }
 
 /* The usual schedule: at most `pauses` pauses, then `yields` yields. */
