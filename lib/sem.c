@@ -373,15 +373,30 @@ static void fifo_finish(void *ctx, bool more)
                                           __ATOMIC_RELAXED));
 }
 
+/* Default mode, a release that finds W and K: true if it should take the
+ * lock anyway, because a fair hand-off may be due (wake_select decides).
+ * Without this look a release skips the lock whenever K is set, and with
+ * many threads on few CPUs K is set most of the time (the woken waiter
+ * waits for a CPU), so hand-offs came about every 4 ms instead of every
+ * PARK__FAIR_NS. One release in 64 of a thread reads the clock. */
+static bool fair_look(const park_sem_t *s)
+{
+    static _Thread_local uint32_t releases;
+    if (++releases % 64 != 0)
+        return false;
+    return park__wait_fair_due(s, park_now());
+}
+
 int park__sem_release_slow(park_sem_t *s, uint32_t n)
 {
     if (n == 0)
         return EINVAL;
     uint32_t max = max_of(s);
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    bool look = v & W && !fifo(s) && fair_look(s);
     /* Without waiters, or (default mode) with a woken waiter on its way,
      * which will take a permit or pass them on: no lock, no wake. */
-    while (!(v & W) || (park__woken_mark(v & K) && !fifo(s))) {
+    while (!(v & W) || (park__woken_mark(v & K) && !fifo(s) && !look)) {
         if (n > max - (v & COUNT))
             return EOVERFLOW;
         /* c -> c+n; release: pairs with the acquire in park_sem_try_acquire. */

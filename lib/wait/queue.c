@@ -105,10 +105,18 @@ bool park__wait_owed(const park__waiter_t *w, park_time_t *clock)
     if (now - w->since < PARK__FAIR_NS)
         return false;
     bucket_t *b = bucket_of(w->key);
-    if (now < b->fair_at)
+    /* relaxed: written under the bucket lock, which the caller holds;
+     * park__wait_fair_due reads it without the lock, as a hint. */
+    if (now < __atomic_load_n(&b->fair_at, __ATOMIC_RELAXED))
         return false;
-    b->fair_at = now + PARK__FAIR_NS;
+    __atomic_store_n(&b->fair_at, now + PARK__FAIR_NS, __ATOMIC_RELAXED);
     return true;
+}
+
+bool park__wait_fair_due(const void *key, park_time_t now)
+{
+    /* relaxed: a hint (see park__wait_owed); pairs with nothing. */
+    return now >= __atomic_load_n(&bucket_of(key)->fair_at, __ATOMIC_RELAXED);
 }
 
 void park__wait_note_woken(const park__waiter_t *w, park_time_t now)
@@ -452,7 +460,7 @@ void park__wait_reset_all(void)
     for (size_t i = 0; i < BUCKET_COUNT; i++) {
         bucket_t *b = &buckets[i];
         b->head = b->tail = NULL;
-        b->fair_at = 0;
+        __atomic_store_n(&b->fair_at, 0, __ATOMIC_RELAXED);
         atomic_init(&b->batch_seq, 0);
         park__lock_reset(&b->lock);
     }

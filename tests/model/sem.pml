@@ -1,6 +1,7 @@
 /* tests/model/sem.pml: the semaphore of lib/sem.c, default (barging) mode: one
  * woken waiter in flight (K), direct hand-off to a waiter that has waited
- * PARK__FAIR_NS, releases without the lock while K is set, the woken
+ * PARK__FAIR_NS, releases without the lock while K is set (or, now and
+ * then, with it: fair_look, when a hand-off may be due), the woken
  * waiter's take (dropping K) or retire (passing it on), and a wake that
  * runs again when its final CAS leaves W, free permits and no K.
  *
@@ -348,6 +349,7 @@ proctype Thread(byte me)
             :: true -> count++; got = 0
 #else
             :: !W || (K && !FORKED_K && !FIFO_MODE) -> count++; conserve(); got = 0 /* no lock, no wake */
+            :: W && K && !FIFO_MODE -> got = 1; inflight++ /* fair_look: a hand-off may be due */
 #endif
             :: else -> got = 1; inflight++
             fi

@@ -595,6 +595,40 @@ TEST(sem_default_hands_a_released_permit_to_a_waiter_older_than_1ms)
     ASSERT_EQ(park_sem_destroy(&s), 0);
 }
 
+/* Default mode: the hand-off to a waiter older than 1 ms comes also while
+ * a woken waiter is on its way (K), which otherwise lets releases skip the
+ * lock: here K is set by hand and nobody owns it, and a hog releases and
+ * takes the permit back. Every 64th release of a thread looks whether a
+ * hand-off is due, so within a few hundred the waiter has the permit. */
+TEST(sem_default_hands_off_to_an_old_waiter_while_a_woken_one_is_on_its_way)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 1);
+    ASSERT_TRUE(park_sem_try_acquire(&s));
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    __atomic_fetch_or(&s.state_, PARK__SEM_WOKEN, __ATOMIC_RELAXED);
+    test_sleep_ns(3 * MS); /* choreography: the waiter is owed a hand-off */
+    int releases = 0;
+    bool held = true;
+    while (!atomic_load(&a[0].done) && releases < 100000) {
+        ASSERT_EQ(park_sem_release(&s, 1), 0);
+        releases++;
+        held = park_sem_try_acquire(&s);
+        if (!held)
+            break; /* handed off: the hog's try finds nothing */
+    }
+    ASSERT_FALSE(held);
+    ASSERT_LE(releases, 64);
+    join_all(t, 1);
+    ASSERT_EQ(a[0].result, 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    __atomic_fetch_and(&s.state_, ~PARK__SEM_WOKEN, __ATOMIC_RELAXED);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
 /* Default mode: permits released beyond what a woken waiter needs stay
  * free for anyone (they are not parked in the queue). */
 TEST(sem_default_release_of_more_permits_than_waiters_leaves_them_free)
@@ -617,6 +651,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_init_fifo_rejects_what_init_rejects_and_changes_nothing),
     TEST_ENTRY(sem_init_fifo_makes_a_fifo_semaphore),
     TEST_ENTRY(sem_default_hands_a_released_permit_to_a_waiter_older_than_1ms),
+    TEST_ENTRY(sem_default_hands_off_to_an_old_waiter_while_a_woken_one_is_on_its_way),
     TEST_ENTRY(sem_default_release_of_more_permits_than_waiters_leaves_them_free),
     TEST_ENTRY(sem_size_is_at_most_32_bytes),
     TEST_ENTRY(sem_static_initializer_sets_count_and_max),
