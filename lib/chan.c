@@ -56,6 +56,8 @@
 
 #define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
 #define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
+#define CELLS_PER_LINE (64 / sizeof(cell_t)) /* cells on one cache line */
+#define SLIP_MAX 32 /* room_soon waits for at most this much room */
 
 /* A power-of-two capacity (the usual one) masks instead of dividing: a
  * 64-bit division costs more than the rest of an uncontended operation's
@@ -141,12 +143,15 @@ int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool exact
                  * may destroy the channel once it has the item). */
                 *kick = waiting(ch, RWAIT);
                 /* A blocking send asks for the next line of cells for
-                 * writing while it writes this one: it waited for room
-                 * (room_soon), so its receive is lines ahead and not
-                 * reading that line. A send that may chase the receive
-                 * (exact) would take the line from under it: 1.6x slower. */
-                if (!exact && ch->slip >= 7)
-                    __builtin_prefetch(cell_of(ch, pos + 4), 1);
+                 * writing while it writes this one. A blocking send that
+                 * found the ring full waited for a quarter of it
+                 * (room_soon), so its receive is usually lines ahead and
+                 * not reading that line. Without that wait (a send that
+                 * chases the receive) the prefetch took the line from
+                 * under the receive: 1.6x slower, so exact tries (try_send,
+                 * asynchronous sends) and small rings do without. */
+                if (!exact && ch->slip >= 2 * CELLS_PER_LINE - 1)
+                    __builtin_prefetch(cell_of(ch, pos + CELLS_PER_LINE), 1);
                 put(ch, pos, item);
                 return RING_DONE;
             }
@@ -154,12 +159,15 @@ int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool exact
         }
         if ((int64_t)(seq - FREE(pos)) < 0) {
             /* The cell still holds the item of pos - cap: full, unless its
-             * receive has reserved it and is reading it right now (a
-             * blocking send need not tell the two apart: room_soon).
-             * relaxed: a snapshot; a blocking send re-checks in
-             * send_validate. */
+             * receive has reserved it and is reading it right now. A
+             * blocking send does not tell the two apart (room_soon waits
+             * for more room anyway; its last try before a timeout, and
+             * send_validate, are exact). */
             if (!exact)
                 return RING_NONE;
+            /* relaxed: a snapshot, the answer of a try_send or of a
+             * blocking send's last try; a give-back re-checks under the
+             * senders' lock. */
             uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
             if (h + ch->cap <= pos)
                 return RING_NONE;
@@ -623,9 +631,9 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
     atomic_init(&c->adapt[1], PARK__ADAPT_MIN);
     c->cap = capacity;
     c->mask = (capacity & (capacity - 1)) == 0 ? capacity - 1 : NO_MASK;
-    /* room_soon: a quarter of the ring, at most 32 items (8 lines). */
-    c->slip = (capacity / 4 < 32 ? capacity / 4 : 32);
-    c->slip -= c->slip > 0;
+    /* room_soon: a quarter of the ring, at most SLIP_MAX items. */
+    size_t room = capacity / 4 < SLIP_MAX ? capacity / 4 : SLIP_MAX;
+    c->slip = room > 0 ? room - 1 : 0;
     c->given = c->given_last = NULL;
     for (size_t i = 0; i < capacity; i++) {
         atomic_init(&c->cells[i].seq, FREE(i));
@@ -709,10 +717,10 @@ static int recv_try(park_chan_t *ch, void **item)
  * (the ring fills) or both run receivers (it empties), their spinners give
  * up and yield at nearly the same moment, and both CPUs switch to the
  * other side together. With 128 pauses they stayed in step nearly always
- * (2 senders and 2 receivers, capacity 1024: 41-54 ns an item); 512 let
- * one CPU switch first now and then (26-27 ns in one set, 19-56 in
- * later ones; a scheduler trace showed both CPUs switching side together
- * every 150-180 us). A budget drawn anew for each call
+ * (2 senders and 2 receivers, capacity 1024: 41-54 ns an item); with 512
+ * one CPU switched first now and then (26-27 ns in one set, 19-56 in
+ * later ones, both CPUs switching side together every 150-180 us). A
+ * budget drawn anew for each call
  * (park__spin_init_jitter) makes one CPU switch first nearly always, and
  * the pair that results keeps running: 13-16 ns, what the channel does
  * pinned with both senders on one CPU and both receivers on the other.
@@ -737,8 +745,10 @@ static park__spin_t op_spin(void)
  * once per few items. 1 sender and 1 receiver, medians of 5 alternating
  * runs: capacity 1024, 30.1 to 13.2 ns an item; capacity 64, 24.0 to
  * 17.1 ns; capacity 1 (no slip), 460 to 319 ns. The receiver has the rest
- * of the ring to take meanwhile, so no item waits for this. A receive
- * does not wait so at an empty ring: it would delay the item that came. */
+ * of the ring to take meanwhile, so no receive waits for this; the
+ * sender's own item waits up to the spin, and meanwhile another sender's
+ * first try may take a single freed cell ahead of it. A receive does not
+ * wait so at an empty ring: it would delay the item that came. */
 static bool room_soon(park_chan_t *ch, park__spin_t *spin)
 {
     /* relaxed: a guess; the next try checks. */
@@ -815,8 +825,14 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             if (due_already(deadline, &checked))
                 break;
         } while (room_soon(ch, &spin));
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
-            return ETIMEDOUT;
+        if (deadline != PARK_FOREVER && park_now() >= deadline) {
+            /* Room free right now is taken even past the deadline: one
+             * exact try, which tells a full ring from a cell whose receive
+             * is still reading it, and takes a single free cell that
+             * room_soon waited past. */
+            int err = send_try(ch, item, true);
+            return err == EAGAIN ? ETIMEDOUT : err;
+        }
         struct op op = {.ch = ch, .item = item};
         park__waiter_t w;
         waiter_init(&w, (uintptr_t)item, ch, 1);

@@ -77,18 +77,19 @@ static inline park__spin_t park__spin_init_once(uint32_t pauses, uint32_t yields
 uint32_t park__spin_random(void);
 
 /* park__spin_init_gap with a budget drawn anew each time from pauses / 2
- * to pauses * 3 / 2 (the same on average): for spinners on different
- * CPUs that tend to start together and must not give up together. Two
- * CPUs that each run one side of a channel (both senders at a full ring,
- * both receivers at an empty one) yielded at the same moment with a fixed
- * budget, so both switched to the other side together and stayed in
- * step; with budgets that differ, one CPU switches first and a sender
- * runs beside a receiver (lib/chan.c). */
+ * up to pauses / 2 + pauses - 1 (pauses on average, within half a pause):
+ * for spinners on different CPUs that tend to start together and must not
+ * give up together. Two CPUs that each run one side of a channel (both
+ * senders at a full ring, both receivers at an empty one) yielded at the
+ * same moment with a fixed budget, so both switched to the other side
+ * together and stayed in step; with budgets that differ, one CPU switches
+ * first and a sender runs beside a receiver (lib/chan.c). */
 static inline park__spin_t park__spin_init_jitter(uint32_t pauses, uint32_t yields,
                                                   uint32_t max_gap)
 {
-    uint32_t spread = pauses ? park__spin_random() % pauses : 0;
-    return park__spin_init_gap(pauses / 2 + spread, yields, max_gap);
+    if (pauses == 0 || park__os_single_cpu())
+        return park__spin_init_gap(0, yields, max_gap);
+    return park__spin_init_gap(pauses / 2 + park__spin_random() % pauses, yields, max_gap);
 }
 
 /* The usual schedule: at most `pauses` pauses, then `yields` yields. */

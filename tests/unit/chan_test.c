@@ -13,6 +13,7 @@
 
 #include <park/park.h>
 
+#include "chan_impl.h"
 #include "wait/wait.h"
 
 #include "test.h"
@@ -76,12 +77,14 @@ struct caller {
     int result;
     int returned_as;
     park_time_t returned_at;
+    atomic_bool started; /* set just before the call */
     atomic_bool done;
 };
 
 static void *caller_main(void *arg)
 {
     struct caller *c = arg;
+    atomic_store(&c->started, true);
     if (c->kind == SEND)
         c->result = c->timed ? park_chan_send_until(c->ch, c->item, c->deadline)
                              : park_chan_send(c->ch, c->item);
@@ -279,8 +282,14 @@ TEST(chan_blocked_sender_of_a_large_channel_takes_a_single_freed_slot)
                            .timed = true,
                            .deadline = park_deadline_in(LATE_NS),
                            .item = ITEM(64 + round)};
-        test_threads_t *t =
-            round % 2 ? start_queued(&s) : test_threads_start(1, caller_main, &s, sizeof s);
+        test_threads_t *t;
+        if (round % 2) {
+            t = start_queued(&s);
+        } else {
+            t = test_threads_start(1, caller_main, &s, sizeof s);
+            AWAIT(atomic_load(&s.started));
+            test_sleep_ns(2000); /* choreography: the sender is spinning */
+        }
         assert_recv(ch, ITEM(round));
         test_threads_join(t);
         ASSERT_EQ(s.result, 0);
@@ -451,6 +460,34 @@ TEST(chan_send_until_past_deadline_on_a_full_channel_times_out_and_sends_nothing
     ASSERT_LT(park_now() - start, LATE_NS);
     ASSERT_EQ(senders_queued(ch), 0);
     assert_recv(ch, ITEM(0));
+    assert_empty(ch);
+    ASSERT_EQ(park_chan_destroy(ch), 0);
+}
+
+static void *finish_read_later(void *arg)
+{
+    cell_t *c = arg;
+    test_sleep_ns(5 * MS); /* choreography: the send finds the cell being read */
+    /* The read's end (take in lib/chan.c): the cell is free for pos + cap,
+     * with capacity 64 and pos 0. */
+    atomic_store_explicit(&c->seq, 2 * 64, memory_order_release);
+    return NULL;
+}
+
+TEST(chan_send_until_past_deadline_takes_a_cell_whose_receive_is_finishing)
+{
+    /* A receive has reserved the oldest item (head moved) but not yet
+     * freed its cell: the ring is not full, so a send whose deadline has
+     * passed waits for that cell rather than time out. Set up by hand: a
+     * full channel of 64, head advanced past item 0, its cell still full. */
+    park_chan_t *ch = chan_new(64);
+    fill(ch, 64);
+    atomic_store(&ch->head, 1);
+    test_threads_t *t = test_threads_start(1, finish_read_later, &ch->cells[0], 0);
+    ASSERT_EQ(park_chan_send_until(ch, ITEM(64), 0), 0);
+    test_threads_join(t);
+    for (int i = 1; i <= 64; i++)
+        assert_recv(ch, ITEM(i));
     assert_empty(ch);
     ASSERT_EQ(park_chan_destroy(ch), 0);
 }
@@ -975,6 +1012,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(chan_try_send_does_not_pass_a_blocked_sender),
     TEST_ENTRY(chan_send_until_past_deadline_takes_free_room),
     TEST_ENTRY(chan_send_until_past_deadline_on_a_full_channel_times_out_and_sends_nothing),
+    TEST_ENTRY(chan_send_until_past_deadline_takes_a_cell_whose_receive_is_finishing),
     TEST_ENTRY(chan_send_until_near_deadline_times_out_not_before_it),
     TEST_ENTRY(chan_recv_until_past_deadline_takes_an_item_there),
     TEST_ENTRY(chan_recv_until_past_deadline_on_an_empty_channel_times_out),

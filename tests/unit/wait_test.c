@@ -852,15 +852,7 @@ TEST(spin_every_looks_at_a_fixed_gap_then_yields)
     ASSERT_EQ(n, one ? 0 : 3);
 }
 
-static void *draw_four(void *arg)
-{
-    uint32_t *out = arg;
-    for (int i = 0; i < 4; i++)
-        out[i] = park__spin_random();
-    return NULL;
-}
-
-TEST(spin_jitter_draws_budgets_around_the_mean_that_differ_between_calls_and_threads)
+TEST(spin_jitter_draws_budgets_around_the_mean)
 {
     bool one = park__os_single_cpu(); /* no pauses on one CPU */
     uint32_t lo = UINT32_MAX, hi = 0;
@@ -880,14 +872,28 @@ TEST(spin_jitter_draws_budgets_around_the_mean_that_differ_between_calls_and_thr
         sum += s.pauses;
     }
     if (!one) {
-        /* 64 uniform draws over 512 values: a spread under 128 or a mean
-         * 128 away from 512 would take odds beyond 1e-30. */
+        /* 64 uniform draws over 512 values: a spread under 128 has odds
+         * below 1e-30, a mean 128 away from 512 (7 standard deviations)
+         * below 1e-11. */
         ASSERT_GE(hi - lo, 128u);
         ASSERT_GE(sum / 64, 384u);
         ASSERT_LE(sum / 64, 640u);
     }
     ASSERT_EQ(park__spin_init_jitter(0, 2, 1).pauses, 0u);
-    /* Two threads draw different sequences. */
+}
+
+static void *draw_four(void *arg)
+{
+    uint32_t *out = arg;
+    for (int i = 0; i < 4; i++)
+        out[i] = park__spin_random();
+    return NULL;
+}
+
+TEST(spin_random_differs_between_threads)
+{
+    /* Neither is joined before both have run, so their thread-local
+     * states (and so their seeds) have different addresses. */
     uint32_t a[4], b[4];
     pthread_t ta, tb;
     ASSERT_EQ(pthread_create(&ta, NULL, draw_four, a), 0);
@@ -985,7 +991,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(wait_realtime_deadline_is_on_the_system_clock),
     TEST_ENTRY(wait_cancel_flag_makes_the_sleep_a_cancellation_point),
     TEST_ENTRY(spin_every_looks_at_a_fixed_gap_then_yields),
-    TEST_ENTRY(spin_jitter_draws_budgets_around_the_mean_that_differ_between_calls_and_threads),
+    TEST_ENTRY(spin_jitter_draws_budgets_around_the_mean),
+    TEST_ENTRY(spin_random_differs_between_threads),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
     TEST_ENTRY(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep),
     TEST_ENTRY(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep),
