@@ -43,6 +43,11 @@
  *                                           or L|S|255[|P] (handed over),
  *                                           or c (queue found empty): W
  *                                           lost, which costs only wake-ups
+ *   unlock, W, fair    L|S|P|W|c -> L|S|255[|P] store, bucket locked: no
+ *                                           fair hand-off for 1 ms in the
+ *                                           bucket (sampled), the oldest
+ *                                           waiter owed one; if it is not,
+ *                                           -> P|W|c, nobody woken
  *                      L|..|P -> L|S|255[|P] store, bucket locked: handed
  *                                           to the oldest waiter
  *                                           (park__wait_owed)
@@ -343,6 +348,7 @@ int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline)
 
 struct unlock_ctx {
     park_mutex_t *m;
+    bool fair;    /* came only for a hand-off that may be due (fair_look) */
     bool woken;   /* a waiter was granted */
     bool handoff; /* ... and handed the lock (else woken to retry) */
 };
@@ -350,9 +356,15 @@ struct unlock_ctx {
 static unsigned unlock_select(void *ctx, park__waiter_t *w)
 {
     struct unlock_ctx *u = ctx;
-    u->woken = true;
     park_time_t clock = 0;
-    u->handoff = park__wait_owed(w, &clock);
+    bool owed = park__wait_owed(w, &clock);
+    /* Came for a hand-off that is not owed after all, with a woken waiter
+     * on its way (read under the bucket lock, where W changes while the
+     * mutex is held): nobody is woken, as by the lock-free unlock. */
+    if (u->fair && !owed && (__atomic_load_n(&u->m->state_, __ATOMIC_RELAXED) & W))
+        return PARK__SELECT_STOP;
+    u->woken = true;
+    u->handoff = owed;
     w->grant = u->handoff ? GRANT_HANDOFF : GRANT_WOKEN;
     if (!u->handoff)
         park__wait_note_woken(w, clock);
@@ -364,9 +376,12 @@ static void unlock_finish(void *ctx, bool more)
     struct unlock_ctx *u = ctx;
     /* L|..|P -> P|W|255 (woken), L|S|255[|P] (handed over); a queue found
      * empty (P outlived its waiters) leaves the credits. */
-    uint32_t s = __atomic_load_n(&u->m->state_, __ATOMIC_RELAXED) & CREDITS;
+    uint32_t v = __atomic_load_n(&u->m->state_, __ATOMIC_RELAXED);
+    uint32_t s = v & CREDITS;
     if (u->woken)
         s = CREDITS | (more ? P : 0u) | (u->handoff ? L | S : W);
+    else if (more)
+        s = v & ~(L | S); /* fair, nothing owed: L|S|P|W|c -> P|W|c */
     if (u->handoff)
         PARK__PROBE1(handoff, u->m);
     /* release: pairs with the acquire CAS of the next locker (a hand-off
@@ -394,6 +409,12 @@ void park__mutex_unlock_slow(park_mutex_t *m)
 {
     park_time_t now = 0;
     bool slow = pace_slow(&now);
+    /* When pace_slow read the clock (one slow unlock in PACE_SAMPLE): has
+     * the bucket made no fair hand-off for PARK__FAIR_NS? Without this
+     * look an unlock with a woken waiter on its way (W) skips the bucket,
+     * and with more threads than CPUs W is set most of the time (the
+     * woken waiter waits for a CPU), so hand-offs came rarely. */
+    bool fair = now != 0 && park__wait_fair_due(m, now);
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     for (;;) {
         /* Only the holder unlocks, and nobody else clears L: a free word is
@@ -407,8 +428,9 @@ void park__mutex_unlock_slow(park_mutex_t *m)
          * than CPUs), and the queue behind it drains no further until it
          * runs; W stays set, and the waiters woken beside it retry as any
          * woken waiter does. */
-        if ((s & P) && (!park__woken_mark(s & W) || (slow && park__wait_woken_late(m, now)))) {
-            struct unlock_ctx u = {.m = m};
+        bool late = slow && park__wait_woken_late(m, now);
+        if ((s & P) && (!park__woken_mark(s & W) || late || fair)) {
+            struct unlock_ctx u = {.m = m, .fair = fair && !late};
             park__unpark(m, unlock_select, unlock_finish, &u);
             return;
         }

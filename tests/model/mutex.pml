@@ -123,7 +123,9 @@
  *                  still wake the oldest waiter (the woken waiter is late
  *                  and the unlocking thread's unlocks are slow: timing,
  *                  modelled as a free choice), so several woken waiters
- *                  may be in flight. Not broken (with LOOSE_W)
+ *                  may be in flight; or take the bucket lock to look
+ *                  whether a hand-off is owed (fair_look) and, if none
+ *                  is, wake nobody. Not broken (with LOOSE_W)
  *   FORKED_NO_REPAIR  broken: the word starts with a W owned by nobody and
  *                  unlocks still trust it (lost wake-up; with LOOSE_W)
  *   LOOSE_W        drop the W checks (the woken waiter finds W set; no W
@@ -382,6 +384,13 @@ inline unlock_slow(me)
             assert((state & L) && !(state & W));
 #endif
             if
+#ifdef LATE_WOKEN
+            :: qlen > 0 && (state & W) ->
+                /* came for a hand-off that may be due (fair_look) and
+                 * none is owed: nobody is woken */
+                fairnone = 1;
+                w = NONE
+#endif
             :: qlen > 0 ->
                 w = q[0];
                 if /* unlock_select: park__wait_owed, or not */
@@ -408,6 +417,10 @@ inline unlock_slow(me)
                     s = s | W
 #endif
                 fi
+            :: else
+            fi;
+            if
+            :: fairnone -> s = state & ~(L | S); fairnone = 0 /* L|S|P|W|c -> P|W|c */
             :: else
             fi;
             state = s;
@@ -633,7 +646,7 @@ active [NPROC] proctype Thread()
 {
     byte me = _pid - 2; /* after Memory and Final */
     byte iter, s, r, w = NONE, k;
-    bit got, covered, front, expired, mywoken;
+    bit got, covered, front, expired, mywoken, fairnone;
 
     do
     :: iter < ITERS ->

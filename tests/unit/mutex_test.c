@@ -380,7 +380,8 @@ TEST(mutex_late_woken_waiter_does_not_hold_back_the_queue)
     __atomic_fetch_or(&m.state_, PARK__MUTEX_WOKEN, __ATOMIC_RELAXED);
     /* Unlocks at least 20 us apart (about a hundred take the two slow
      * windows and the mark's age); without the rule, none wakes the
-     * waiter, the loop runs out and main still holds the mutex. */
+     * waiter until it has waited 1 ms and a hand-off is due (the next
+     * test), and without both the loop runs out with main holding it. */
     bool held = true;
     for (int i = 0; i < 2000 && held; i++) {
         park_mutex_unlock(&m);
@@ -392,6 +393,43 @@ TEST(mutex_late_woken_waiter_does_not_hold_back_the_queue)
     ASSERT_EQ(l.result, 0);
     ASSERT_FALSE(park_mutex_trylock(&m));
     finish_locker(&l, t);
+    ASSERT_EQ(park__wait_count(&m), 0);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
+/* A hand-off comes while a woken waiter is on its way: here W is set by
+ * hand and nobody owns it, and main unlocks and relocks back to back, too
+ * fast for the late rule's pace test; one unlock in PACE_SAMPLE (32) looks
+ * whether a hand-off is due, and the waiter, waiting for 3 ms, is owed
+ * one. Without the look no unlock wakes it and main keeps the mutex. */
+TEST(mutex_hands_off_to_an_old_waiter_while_a_woken_one_is_on_its_way)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l = {.m = &m};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(park__wait_count(&m) == 1);
+    __atomic_fetch_or(&m.state_, PARK__MUTEX_WOKEN, __ATOMIC_RELAXED);
+    test_sleep_ns(3 * MS); /* choreography: the waiter is owed a hand-off */
+    /* A wait restarts this thread's pace, so that the sleep above (and
+     * earlier tests) count as no slow window for the late rule. */
+    park_mutex_t other = PARK_MUTEX_INIT;
+    park_mutex_lock(&other);
+    ASSERT_EQ(park_mutex_lock_until(&other, park_deadline_in(MS / 10)), ETIMEDOUT);
+    park_mutex_unlock(&other);
+    bool held = true;
+    int unlocks = 0;
+    while (held && unlocks < 100000) {
+        park_mutex_unlock(&m);
+        unlocks++;
+        held = park_mutex_trylock(&m); /* fails once the waiter has it */
+    }
+    ASSERT_FALSE(held);
+    ASSERT_LE(unlocks, 64);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_EQ(l.result, 0);
+    finish_locker(&l, t);
+    __atomic_fetch_and(&m.state_, ~PARK__MUTEX_WOKEN, __ATOMIC_RELAXED);
     ASSERT_EQ(park__wait_count(&m), 0);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -550,6 +588,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(mutex_unlock_wakes_a_blocked_waiter),
     TEST_ENTRY(mutex_each_unlock_lets_one_of_several_waiters_in),
     TEST_ENTRY(mutex_late_woken_waiter_does_not_hold_back_the_queue),
+    TEST_ENTRY(mutex_hands_off_to_an_old_waiter_while_a_woken_one_is_on_its_way),
     TEST_ENTRY(mutex_lock_until_timing_out_behind_a_waiter_leaves_the_mutex_working),
     TEST_ENTRY(mutex_lock_until_timing_out_ahead_of_a_waiter_leaves_the_mutex_working),
     TEST_ENTRY(mutex_admits_one_holder_at_a_time),
