@@ -365,6 +365,18 @@ TEST(mutex_each_unlock_lets_one_of_several_waiters_in)
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
 
+/* Main holds *m with l queued behind it, and a W set by hand, owned by no
+ * thread (as if its waiter sat queued for a busy CPU). */
+static test_threads_t *queue_behind_a_stray_woken_mark(park_mutex_t *m, struct locker *l)
+{
+    park_mutex_lock(m);
+    *l = (struct locker){.m = m};
+    test_threads_t *t = start_locker(l);
+    AWAIT(park__wait_count(m) == 1);
+    __atomic_fetch_or(&m->state_, PARK__MUTEX_WOKEN, __ATOMIC_RELAXED);
+    return t;
+}
+
 /* A woken waiter that does not come (here a W set by hand, owned by no
  * thread, as if its waiter sat queued for a busy CPU) holds back the
  * unlocks' wake-ups only while it is recent or the unlocking thread is
@@ -373,11 +385,8 @@ TEST(mutex_each_unlock_lets_one_of_several_waiters_in)
 TEST(mutex_late_woken_waiter_does_not_hold_back_the_queue)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
-    park_mutex_lock(&m);
-    struct locker l = {.m = &m};
-    test_threads_t *t = start_locker(&l);
-    AWAIT(park__wait_count(&m) == 1);
-    __atomic_fetch_or(&m.state_, PARK__MUTEX_WOKEN, __ATOMIC_RELAXED);
+    struct locker l;
+    test_threads_t *t = queue_behind_a_stray_woken_mark(&m, &l);
     /* Unlocks at least 20 us apart (about a hundred take the two slow
      * windows and the mark's age); without the rule, none wakes the
      * waiter until it has waited 1 ms and a hand-off is due (the next
@@ -405,11 +414,8 @@ TEST(mutex_late_woken_waiter_does_not_hold_back_the_queue)
 TEST(mutex_hands_off_to_an_old_waiter_while_a_woken_one_is_on_its_way)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
-    park_mutex_lock(&m);
-    struct locker l = {.m = &m};
-    test_threads_t *t = start_locker(&l);
-    AWAIT(park__wait_count(&m) == 1);
-    __atomic_fetch_or(&m.state_, PARK__MUTEX_WOKEN, __ATOMIC_RELAXED);
+    struct locker l;
+    test_threads_t *t = queue_behind_a_stray_woken_mark(&m, &l);
     test_sleep_ns(3 * MS); /* choreography: the waiter is owed a hand-off */
     /* A wait restarts this thread's pace, so that the sleep above (and
      * earlier tests) count as no slow window for the late rule. */
