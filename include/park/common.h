@@ -21,6 +21,12 @@
 #define PARK_END_DECLS
 #endif
 
+/* Private: how the headers declare their inline fast paths. Inlined even
+ * without optimisation, so that no build has an out-of-line copy of a fast
+ * path shared by all its callers: a contention profile's frame walk then
+ * finds each caller's own frame as its call site (lib/profile). */
+#define PARK__INLINE static inline __attribute__((always_inline))
+
 #define PARK__LIKELY(x) __builtin_expect(!!(x), 1)
 #define PARK__UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -103,7 +103,7 @@ PARK_API void park_lazy_init(park_lazy_t *l, park_lazy_fn fn, void *arg);
  * block (runs the initialiser, or waits for it without a deadline).
  * Acquire ordering: the successful run happens before the return of 0.
  * Once *l is initialised: one acquire load and a branch, inlined. */
-static inline int park_lazy_get(park_lazy_t *l, void **value)
+PARK__INLINE int park_lazy_get(park_lazy_t *l, void **value)
 {
     /* acquire: pairs with the release that publishes READY in lib/lazy.c. */
     if (PARK__LIKELY(__atomic_load_n(&l->state_, __ATOMIC_ACQUIRE) & PARK__LAZY_READY)) {
@@ -183,7 +183,7 @@ PARK_API int park__once_slow(park_once_t *o, park_once_fn fn, void *arg);
  * a run is the one that runs. May block (runs fn, or waits without a
  * deadline). Acquire ordering: the successful run happens before the return
  * of 0. Once a run has succeeded: one acquire load and a branch, inlined. */
-static inline int park_once(park_once_t *o, park_once_fn fn, void *arg)
+PARK__INLINE int park_once(park_once_t *o, park_once_fn fn, void *arg)
 {
     /* acquire: pairs with the release that publishes READY in lib/lazy.c. */
     if (PARK__LIKELY(__atomic_load_n(&o->state_, __ATOMIC_ACQUIRE) & PARK__LAZY_READY))

@@ -74,7 +74,7 @@ PARK_API int park_mutex_destroy(park_mutex_t *m);
 
 /* Locks *m, blocking until it is free. Acquire ordering. Relocking a mutex
  * the caller holds deadlocks. */
-static inline void park_mutex_lock(park_mutex_t *m)
+PARK__INLINE void park_mutex_lock(park_mutex_t *m)
 {
     uint32_t unlocked = 0;
     /* acquire: pairs with the release in park_mutex_unlock and in the
@@ -88,7 +88,7 @@ static inline void park_mutex_lock(park_mutex_t *m)
 /* Locks *m if it is free right now: true if locked (acquire ordering),
  * false otherwise. Never blocks; a free mutex with sleeping waiters (woken
  * but not yet running) may still be taken. */
-static inline bool park_mutex_trylock(park_mutex_t *m)
+PARK__INLINE bool park_mutex_trylock(park_mutex_t *m)
 {
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     while (!(s & PARK__MUTEX_LOCKED)) {
@@ -111,7 +111,7 @@ PARK_API int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline);
  * releasing store it no longer touches *m (see destruction safety above).
  * Unlocking a mutex that is not locked aborts with a message in every
  * build (two unlocks racing for one lock may both pass unnoticed). */
-static inline void park_mutex_unlock(park_mutex_t *m)
+PARK__INLINE void park_mutex_unlock(park_mutex_t *m)
 {
     if (PARK__LIKELY(park__mutex_store_unlock)) {
         if (PARK__LIKELY(__atomic_load_n(&m->state_, __ATOMIC_RELAXED) == PARK__MUTEX_LOCKED)) {

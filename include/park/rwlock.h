@@ -131,7 +131,7 @@ PARK_API int park_rwlock_destroy(park_rwlock_t *rw);
  * lock until it is initialised again (holds are recorded per thread, at
  * most 8 locks per thread; a hold beyond those counts as released
  * elsewhere), so the check never reports a lock the thread does not hold. */
-static inline void park_rwlock_read_lock(park_rwlock_t *rw)
+PARK__INLINE void park_rwlock_read_lock(park_rwlock_t *rw)
 {
     /* The first try guesses "free", so an uncontended lock costs one CAS
      * and no load before it; a failed try returns the word to retry with. */
@@ -151,7 +151,7 @@ static inline void park_rwlock_read_lock(park_rwlock_t *rw)
 
 /* Takes a read hold if no writer holds the lock or waits for it: true
  * (acquire ordering) or false. Never blocks. */
-static inline bool park_rwlock_read_trylock(park_rwlock_t *rw)
+PARK__INLINE bool park_rwlock_read_trylock(park_rwlock_t *rw)
 {
     if (PARK__UNLIKELY(park__rwlock_tracked))
         return park__rwlock_read_trylock_slow(rw);
@@ -180,7 +180,7 @@ PARK_API int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline
  * hand-over) it no longer touches *rw. Releasing a lock that holds no read
  * (free or write-held) aborts with a message in every build; releasing a
  * read the caller does not hold while others do is undefined. */
-static inline void park_rwlock_read_unlock(park_rwlock_t *rw)
+PARK__INLINE void park_rwlock_read_unlock(park_rwlock_t *rw)
 {
     if (PARK__LIKELY(!park__rwlock_tracked)) {
         /* release: pairs with the acquire of the next write lock (its CAS
@@ -202,7 +202,7 @@ static inline void park_rwlock_read_unlock(park_rwlock_t *rw)
 /* Takes the write hold, blocking while anyone holds the lock (and behind
  * the writers queued before). Acquire ordering. Relocking a lock the
  * caller holds (for reading or writing) deadlocks. */
-static inline void park_rwlock_write_lock(park_rwlock_t *rw)
+PARK__INLINE void park_rwlock_write_lock(park_rwlock_t *rw)
 {
     uint32_t s = 0;
     /* acquire: pairs with the release of the last unlock. */
@@ -214,7 +214,7 @@ static inline void park_rwlock_write_lock(park_rwlock_t *rw)
 
 /* Takes the write hold if the lock is free and nobody is queued for it:
  * true (acquire ordering) or false. Never blocks. */
-static inline bool park_rwlock_write_trylock(park_rwlock_t *rw)
+PARK__INLINE bool park_rwlock_write_trylock(park_rwlock_t *rw)
 {
     uint32_t s = 0;
     /* acquire: pairs with the release of the last unlock. */
@@ -235,7 +235,7 @@ PARK_API int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadlin
  * to all queued readers (see the policy). After its releasing operation it
  * no longer touches *rw. Releasing a lock that is not write-held aborts
  * with a message in every build. */
-static inline void park_rwlock_write_unlock(park_rwlock_t *rw)
+PARK__INLINE void park_rwlock_write_unlock(park_rwlock_t *rw)
 {
     uint32_t s = PARK__RW_WRITER;
     /* release: pairs with the acquire of the next lock. */
@@ -252,7 +252,7 @@ static inline void park_rwlock_write_unlock(park_rwlock_t *rw)
  * ordering for the write hold (readers that enter see its writes). Does not
  * block. Downgrading a lock that is not write-held aborts with a message in
  * every build. */
-static inline void park_rwlock_downgrade(park_rwlock_t *rw)
+PARK__INLINE void park_rwlock_downgrade(park_rwlock_t *rw)
 {
     uint32_t s = PARK__RW_WRITER;
     /* release: pairs with the acquire of the readers that enter after. */

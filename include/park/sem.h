@@ -113,7 +113,7 @@ PARK_API int park_sem_destroy(park_sem_t *s);
  * FIFO semaphore has none free while anyone is queued, so there this never
  * overtakes a waiter; by default it may (barging), except while a permit
  * is owed to a waiter that has waited about 1 ms. Never blocks. */
-static inline bool park_sem_try_acquire(park_sem_t *s)
+PARK__INLINE bool park_sem_try_acquire(park_sem_t *s)
 {
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     while (v & PARK__SEM_COUNT_MASK) {
@@ -127,7 +127,7 @@ static inline bool park_sem_try_acquire(park_sem_t *s)
 
 /* Takes a permit, blocking until one is free (default) or handed over.
  * Acquire ordering. */
-static inline void park_sem_acquire(park_sem_t *s)
+PARK__INLINE void park_sem_acquire(park_sem_t *s)
 {
     if (PARK__LIKELY(park_sem_try_acquire(s)))
         return;
@@ -148,7 +148,7 @@ PARK_API int park_sem_acquire_until(park_sem_t *s, park_time_t deadline);
  * count, waking the oldest waiter unless a woken one is already on its
  * way, or handed to waiters that have waited about 1 ms. Release ordering.
  * Does not block. */
-static inline int park_sem_release(park_sem_t *s, uint32_t n)
+PARK__INLINE int park_sem_release(park_sem_t *s, uint32_t n)
 {
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     uint64_t max = s->max_ & PARK__SEM_MAX_MASK;

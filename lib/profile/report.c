@@ -272,10 +272,12 @@ static int by_total_desc(const void *x, const void *y)
     return a->waits < b->waits ? 1 : a->waits > b->waits ? -1 : 0;
 }
 
-/* Where the program was built without optimisation, the inline fast paths
- * of park's headers are out-of-line copies in the program's own code, so
- * the frame walk cannot tell them from their callers: a leading frame
- * named park_* is such a copy, and its caller is the call site. */
+/* The inline fast paths of park's headers are always inlined
+ * (PARK__INLINE), but a compiler that ignores that, without optimisation,
+ * leaves out-of-line copies in the program's own code, which the frame
+ * walk cannot tell from their callers: a leading frame named park_* is
+ * such a copy, and its caller is the call site. (Without libdw a copy,
+ * a local symbol, has no name, and such sites would merge.) */
 static void trim_inline_copies(park_profile_site_t *sites, size_t n)
 {
     namer_t nm;
