@@ -271,7 +271,7 @@ TEST(chan_blocked_sender_wakes_when_a_slot_frees)
 
 TEST(chan_blocked_sender_of_a_large_channel_takes_a_single_freed_slot)
 {
-    /* A blocked send spins for more room than one item (a quarter of the
+    /* A blocked send spins for more room than one item (half of the
      * ring), but not beyond its spin: one freed slot is enough, whether it
      * frees while the sender spins (even rounds) or sleeps (odd ones). */
     park_chan_t *ch = chan_new(64);
