@@ -54,10 +54,10 @@
 #include "wait/lock.h"
 #include "wait/spin.h"
 
-#define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
-#define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
+#define FREE(pos) (2 * (pos))                /* cell sequence: free for the send at pos */
+#define FULL(pos) (2 * (pos) + 1)            /* cell sequence: holds the item of pos */
 #define CELLS_PER_LINE (64 / sizeof(cell_t)) /* cells on one cache line */
-#define SLIP_MAX 64 /* room_soon waits for at most this much room */
+#define SLIP_MAX 64                          /* room_soon waits for at most this much room */
 
 /* A power-of-two capacity (the usual one) masks instead of dividing: a
  * 64-bit division costs more than the rest of an uncontended operation's

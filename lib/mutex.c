@@ -265,16 +265,17 @@ static void pass_finish(void *ctx, bool more)
 
 /* The pace of this thread's slow unlocks (every unlock of a mutex that was
  * contended lately: waiters queued, a woken waiter on its way, or credits
- * left), sampled: one in PACE_SAMPLE reads the clock. A thread that unlocks more often than once per
- * PACE_BUSY_NS is bound by the lock: its critical sections and the gaps
- * between them are short, and another running thread would only fight it
- * for the lock's cache line. One that unlocks more slowly spends its time
- * outside the lock, where a waiter left asleep is a CPU left idle. Two
- * slow windows in a row are needed, so that a window in which the thread
- * was preempted does not count; a wait in lock_wait starts afresh. The
- * woken waiter's own spin (128 pauses, 4 yields) counts as lateness too:
- * with more threads than CPUs its yields may outlast the 200 us, and an
- * extra waiter is then woken beside a running one, which costs a wake-up. */
+ * left), sampled: one in PACE_SAMPLE reads the clock. A thread that unlocks
+ * more often than once per PACE_BUSY_NS is bound by the lock: its critical
+ * sections and the gaps between them are short, and another running thread
+ * would only fight it for the lock's cache line. One that unlocks more
+ * slowly spends its time outside the lock, where a waiter left asleep is a
+ * CPU left idle. Two slow windows in a row are needed, so that a window in
+ * which the thread was preempted does not count; a wait in lock_wait starts
+ * afresh. The woken waiter's own spin (128 pauses, 4 yields) counts as
+ * lateness too: with more threads than CPUs its yields may outlast the 200
+ * us, and an extra waiter is then woken beside a running one, which costs a
+ * wake-up. */
 #define PACE_SAMPLE 32u
 #define PACE_BUSY_NS 200u
 
@@ -348,7 +349,7 @@ int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline)
 
 struct unlock_ctx {
     park_mutex_t *m;
-    bool fair;    /* came only for a hand-off that may be due (fair_look) */
+    bool fair;    /* came only for a hand-off that may be due (the fair look) */
     bool woken;   /* a waiter was granted */
     bool handoff; /* ... and handed the lock (else woken to retry) */
 };
@@ -360,8 +361,9 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
     bool owed = park__wait_owed(w, &clock);
     /* Came for a hand-off that is not owed after all, with a woken waiter
      * on its way (read under the bucket lock, where W changes while the
-     * mutex is held): nobody is woken, as by the lock-free unlock. */
-    if (u->fair && !owed && (__atomic_load_n(&u->m->state_, __ATOMIC_RELAXED) & W))
+     * mutex is held; in a forked child a W from before the fork holds
+     * nothing back): nobody is woken, as by the lock-free unlock. */
+    if (u->fair && !owed && park__woken_mark(__atomic_load_n(&u->m->state_, __ATOMIC_RELAXED) & W))
         return PARK__SELECT_STOP;
     u->woken = true;
     u->handoff = owed;

@@ -21,7 +21,7 @@ typedef struct bucket {
     _Atomic uint32_t batch_seq; /* PARK__WAIT_BATCH sleepers' futex word */
     park__waiter_t *head;       /* FIFO of the waiters of every key hashed here */
     park__waiter_t *tail;
-    park_time_t fair_at; /* no fair hand-off before this (park__wait_owed) */
+    park_time_t fair_at;          /* no fair hand-off before this (park__wait_owed) */
     _Atomic park_time_t woken_at; /* the last park__wait_note_woken */
 } __attribute__((aligned(64))) bucket_t;
 

@@ -155,7 +155,8 @@ bool park__wait_owed(const park__waiter_t *w, park_time_t *clock);
 /* A hint, read without the bucket lock: key's bucket has made no fair
  * hand-off within PARK__FAIR_NS before `now`, so a waiter of key that has
  * waited that long would be owed one (park__wait_owed decides, locked).
- * For a release that would otherwise skip the lock (lib/sem.c). */
+ * For a release or unlock that would otherwise skip the lock (lib/sem.c,
+ * lib/mutex.c). */
 bool park__wait_fair_due(const void *key, park_time_t now);
 
 /* A woken waiter that has not come for this long is late: it was woken

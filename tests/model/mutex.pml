@@ -384,7 +384,7 @@ inline unlock_slow(me)
             assert((state & L) && !(state & W));
 #endif
             if
-#ifdef LATE_WOKEN
+#if defined(LATE_WOKEN) && !defined(FORKED)
             :: qlen > 0 && (state & W) ->
                 /* came for a hand-off that may be due (fair_look) and
                  * none is owed: nobody is woken */
