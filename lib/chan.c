@@ -716,17 +716,16 @@ static int recv_try(park_chan_t *ch, void **item)
  * sharing each of two CPUs, the productive states are those where a sender
  * runs on one CPU and a receiver on the other. When both CPUs run senders
  * (the ring fills) or both run receivers (it empties), their spinners give
- * up and yield at nearly the same moment, and both CPUs switch to the
- * other side together. With 128 pauses they stayed in step nearly always
- * (2 senders and 2 receivers, capacity 1024: 41-54 ns an item); with 512
- * one CPU switched first now and then (26-27 ns in one set, 19-56 in
- * later ones, both CPUs switching side together every 150-180 us). A
- * budget drawn anew for each call
- * (park__spin_init_jitter) makes one CPU switch first nearly always, and
- * the pair that results keeps running: 13-16 ns, what the channel does
- * pinned with both senders on one CPU and both receivers on the other.
- * The cost: a call whose deadline has not passed yet spins up to about
- * 7 us before it sleeps. */
+ * up and yield at nearly the same moment, and both CPUs switch to the other
+ * side together. With 128 pauses they stayed in step nearly always (2
+ * senders and 2 receivers, capacity 1024: 41-54 ns an item); with 512 one
+ * CPU switched first now and then (26-27 ns in one set, 19-56 in later
+ * ones, both CPUs switching side together every 150-180 us). A budget drawn
+ * anew for each call (park__spin_init_jitter) makes one CPU switch first
+ * nearly always, and the pair that results keeps running: 13-16 ns, what
+ * the channel does pinned with both senders on one CPU and both receivers
+ * on the other. The cost: a call whose deadline has not passed yet spins up
+ * to about 7 us before it sleeps. */
 static park__spin_t op_spin(void)
 {
     return park__spin_init_jitter(512, 4, 1);

@@ -393,7 +393,7 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
         return EINVAL;
     uint32_t max = max_of(s);
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-    bool look = v & W && !fifo(s) && fair_look(s);
+    bool look = (v & W) && (v & K) && !fifo(s) && fair_look(s); /* else no use */
     /* Without waiters, or (default mode) with a woken waiter on its way,
      * which will take a permit or pass them on: no lock, no wake. */
     while (!(v & W) || (park__woken_mark(v & K) && !fifo(s) && !look)) {
