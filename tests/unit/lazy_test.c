@@ -13,6 +13,7 @@
 
 #include <park/park.h>
 
+#include "lazy_impl.h"
 #include "wait/wait.h"
 
 #include "test.h"
@@ -96,8 +97,16 @@ struct caller {
     void *value, *value2;
     bool ready_after; /* park_lazy_ready right after the first call */
     park_time_t returned_at;
+    bool count_sleeps; /* counts its futex sleeps in caller_sleeps */
     atomic_bool done;
 };
+
+static atomic_int caller_sleeps;
+
+static void count_sleep(void)
+{
+    atomic_fetch_add(&caller_sleeps, 1);
+}
 
 static int make_call(struct caller *c, void **value)
 {
@@ -111,6 +120,8 @@ static int make_call(struct caller *c, void **value)
 static void *caller_main(void *arg)
 {
     struct caller *c = arg;
+    if (c->count_sleeps)
+        park__wait_block_hook = count_sleep; /* this thread's */
     if (c->start)
         pthread_barrier_wait(c->start);
     c->result = make_call(c, &c->value);
@@ -525,6 +536,32 @@ TEST(lazy_initialiser_may_get_another_lazy_whose_initialiser_gets_the_first_edea
 
 /* ---- park_lazy: deadlines -------------------------------------------------- */
 
+TEST(lazy_waiter_that_sleeps_through_a_long_run_halves_the_yield_budget)
+{
+    struct factory f;
+    factory_init(&f, 0, 1);
+    park_lazy_t l = PARK_LAZY_INIT(factory_lazy, &f);
+    struct caller runner = {.l = &l};
+    test_threads_t *rt = start_runner(&runner, &f, 1);
+    atomic_store(&park__lazy_yields, PARK__ADAPT_MAX);
+    atomic_store(&caller_sleeps, 0);
+    struct caller c[1] = {{.l = &l, .count_sleeps = true}};
+    test_threads_t *t[1];
+    queue_callers(&l, c, t, 1);
+    /* It yields its budget's worth, then sleeps; the run goes on well
+     * beyond PARK__ADAPT_SHORT_NS. */
+    AWAIT(atomic_load(&caller_sleeps) == 1);
+    test_sleep_ns(20 * PARK__ADAPT_SHORT_NS);
+    ASSERT_FALSE(atomic_load(&c[0].done));
+
+    open_gate(&f);
+    test_threads_join(rt);
+    join_all(t, 1);
+    ASSERT_EQ(c[0].result, 0);
+    ASSERT_TRUE(c[0].value == &f.token);
+    ASSERT_EQ(atomic_load(&park__lazy_yields), PARK__ADAPT_MAX / 2);
+}
+
 TEST(lazy_get_until_times_out_the_caller_only_and_the_run_goes_on)
 {
     struct factory f;
@@ -798,6 +835,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(lazy_ready_is_false_while_the_initialiser_runs),
     TEST_ENTRY(lazy_get_from_inside_its_own_initialiser_is_edeadlk),
     TEST_ENTRY(lazy_initialiser_may_get_another_lazy_whose_initialiser_gets_the_first_edeadlk),
+    TEST_ENTRY(lazy_waiter_that_sleeps_through_a_long_run_halves_the_yield_budget),
     TEST_ENTRY(lazy_get_until_times_out_the_caller_only_and_the_run_goes_on),
     TEST_ENTRY(lazy_get_until_timing_out_as_the_only_waiter_leaves_the_run_unqueued),
     TEST_ENTRY(lazy_get_until_past_deadline_on_a_running_lazy_times_out_at_once),
