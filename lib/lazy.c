@@ -216,9 +216,9 @@ static const park__wait_ops_t queue_ops = {
 };
 
 /* One budget for the whole process (see wait_for_run): objects have no
- * room for one of their own (a park_once_t is one word). A hint, on a line
- * of its own since every waiter reads it. */
-_Alignas(64) _Atomic uint8_t park__lazy_yields = PARK__ADAPT_MIN;
+ * room for one of their own (a park_once_t is one word). A hint, read by
+ * every waiter and written only when it changes. */
+_Atomic uint8_t park__lazy_yields = PARK__ADAPT_MIN;
 
 /* The caller found a run in progress (R or R|W). Queues behind the
  * run at once. true: *result is the run's result, EDEADLK or ETIMEDOUT;
@@ -243,13 +243,14 @@ static bool wait_for_run(uint32_t *state, park_time_t deadline, int *result)
      * still arriving (16 callers on 2 CPUs: 1 % slower per round with
      * 64 + 16 pauses each). Yields, though, give the CPU to the runner or
      * to a caller still arriving, and a caller whose run ends while it
-     * yields costs neither its sleep nor the runner a wake: queued, it
-     * yields as often as the process's adaptive budget says (4 to 64
-     * times, lib/wait's w->adapt), then sleeps. Runs that end within
-     * microseconds of their callers' arrival raise the budget, long runs
-     * lower it, so a process whose initialisers read files pays at most a
-     * few microseconds of yields a waiter. The validate callback refuses
-     * if the run ended. */
+     * yields neither sleeps nor has to be woken (lib/wait skips the
+     * batch's wake when none of its waiters sleeps): queued, it yields as
+     * often as the process's adaptive budget says (4 to 64 times, lib/wait's
+     * w->adapt), then sleeps. Runs that end within microseconds of their
+     * callers' arrival raise the budget, long runs and timeouts lower it,
+     * so a process whose initialisers read files pays at most a few
+     * microseconds of yields a waiter. The validate callback refuses if
+     * the run ended. */
     w.spin = 0;
     w.adapt = &park__lazy_yields;
     park__waiter_profile(&w, PARK_PROFILE_LAZY, PARK__PROFILE_ANY_GRANT);

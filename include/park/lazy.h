@@ -6,8 +6,9 @@
  *
  * Exactly one initialiser runs at a time, on the thread of the caller that
  * starts it; there is no hand-off to another thread. Callers that arrive
- * while it runs wait for that run (parked at once in park's shared wait
- * queue: no CPU, no allocation) and all receive its value or its error.
+ * while it runs wait for that run (queued in park's shared wait queue,
+ * where they yield a few times, then sleep: no allocation) and all
+ * receive its value or its error.
  * An initialiser that fails (returns an errno value) rolls the object back
  * to "not initialised": the run's waiters get the error, and the next call
  * runs the initialiser again. No error is cached.

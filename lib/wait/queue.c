@@ -329,17 +329,21 @@ int park__wait_enqueue(const void *key, park__waiter_t *w, unsigned flags,
  * before; the futex wake on a dead address is harmless. */
 static void wake_granted(park__waiter_t *w)
 {
-    _Atomic uint32_t *seq = NULL; /* the batch's bucket word, once one is seen */
+    _Atomic uint32_t *seq = NULL; /* the batch's bucket word, once a sleeper is seen */
     while (w) {
         park__waiter_t *next = w->next;
         if (w->notify) {
             w->notify(w);
         } else if (w->batch) {
             PARK__PROBE1(wake, w->key);
+            _Atomic uint32_t *word = &bucket_of(w->key)->batch_seq; /* one key: one bucket */
             /* release: pairs with the acquire loads in thread_sleep (a
-             * waiter woken by another batch may see it before our wake). */
-            seq = &bucket_of(w->key)->batch_seq; /* one key: one bucket */
-            atomic_store_explicit(&w->woken, GRANTED, memory_order_release);
+             * waiter woken by another batch may see it before our wake).
+             * A waiter still awake (yielding: a lazy run's callers) sees
+             * it without a system call; only one marked asleep needs the
+             * batch's wake. */
+            if (atomic_exchange_explicit(&w->woken, GRANTED, memory_order_release) == ASLEEP)
+                seq = word;
         } else {
             uint32_t *word = (uint32_t *)&w->woken;
             PARK__PROBE1(wake, w->key);

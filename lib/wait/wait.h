@@ -74,7 +74,8 @@ struct park__waiter {
      * sleep of the primitive's waiters moves it (park__wait_adapt). With
      * more threads than CPUs the thread that would grant may be waiting
      * for this CPU; a primitive whose grant often comes within
-     * microseconds (a channel's other side) sets it. */
+     * microseconds sets it: a channel (one budget per side), lazy and
+     * once (one budget for the process, park__lazy_yields). */
     _Atomic uint8_t *adapt;
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */
@@ -204,8 +205,9 @@ enum {
 /* A thread waiter that is usually granted together with others of its key
  * (a lazy run's waiters, a batch of readers) sleeps on its bucket's batch
  * word instead of its own: a park__unpark that grants several such waiters
- * wakes them all with one system call. Sleepers of other keys that share
- * the bucket wake too, and sleep again. */
+ * wakes them all with one system call, and with none if none of them had
+ * marked itself asleep (tests/model/wake.pml). Sleepers of other keys that
+ * share the bucket wake too, and sleep again. */
 #define PARK__WAIT_BATCH 2u
 /* The deadline is on CLOCK_REALTIME, in ns since the epoch (a thread
  * waiter: it follows changes of the system clock, as POSIX asks of

@@ -236,6 +236,17 @@ run_case sem-fifo-termination   sem.pml     pass        "-DFIFO -DQUEUED_TIMEOUT
 run_case sem-fifo-barge         sem.pml     lost-wakeup "-DFIFO -DFIFO_BARGE"
 run_case sem-fifo-no-recheck    sem.pml     lost-wakeup "-DFIFO -DFIFO_NO_RECHECK"
 
+# How a granted waiter learns its grant (lib/wait/queue.c): a waker
+# exchanges each waiter's word and wakes a batch's shared word only if one
+# of them had marked itself asleep; no waiter sleeps forever, none ends
+# ungranted, also with spurious returns and another key's wakes of the
+# shared word. Broken: the waker's read and store of the word in two
+# steps, the waiter reading the shared word after marking itself asleep.
+run_case wake                   wake.pml    pass        "-DOTHER -DSPURIOUS"
+run_case wake-3                 wake.pml    pass        "-DNW=3 -DOTHER -DSPURIOUS"
+run_case wake-load-store        wake.pml    lost-wakeup "-DLOAD_STORE"
+run_case wake-seq-after-mark    wake.pml    lost-wakeup "-DSEQ_AFTER_MARK"
+
 # park_lazy and park_once (lib/lazy.c): runs never overlap, at most one
 # succeeds, a failed run rolls back and its queued callers get its error,
 # a re-entrant call gets EDEADLK, and no caller sleeps forever. Broken: a

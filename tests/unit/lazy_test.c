@@ -5,7 +5,8 @@
  * seen the callers it expects queued behind the run in the wait queue
  * itself (queued_on counts the waiters of the object's key). The only
  * timing asserted is that a timed get never gives up before its deadline
- * (and, generously, not seconds after). */
+ * (and, generously, not seconds after), and that a waiter held asleep for
+ * a millisecond counts its sleep as long (sleeps never end early). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -97,16 +98,8 @@ struct caller {
     void *value, *value2;
     bool ready_after; /* park_lazy_ready right after the first call */
     park_time_t returned_at;
-    bool count_sleeps; /* counts its futex sleeps in caller_sleeps */
     atomic_bool done;
 };
-
-static atomic_int caller_sleeps;
-
-static void count_sleep(void)
-{
-    atomic_fetch_add(&caller_sleeps, 1);
-}
 
 static int make_call(struct caller *c, void **value)
 {
@@ -120,8 +113,6 @@ static int make_call(struct caller *c, void **value)
 static void *caller_main(void *arg)
 {
     struct caller *c = arg;
-    if (c->count_sleeps)
-        park__wait_block_hook = count_sleep; /* this thread's */
     if (c->start)
         pthread_barrier_wait(c->start);
     c->result = make_call(c, &c->value);
@@ -534,7 +525,22 @@ TEST(lazy_initialiser_may_get_another_lazy_whose_initialiser_gets_the_first_edea
     ASSERT_TRUE(v == &n.token_inner);
 }
 
-/* ---- park_lazy: deadlines -------------------------------------------------- */
+/* ---- park_lazy: waiting for a run ----------------------------------------- */
+
+/* select: whether the key's oldest waiter sleeps in its futex; grants
+ * nobody and, without a finish, leaves the state word alone. */
+static unsigned note_asleep(void *ctx, park__waiter_t *w)
+{
+    *(bool *)ctx = park__waiter_asleep(w);
+    return PARK__SELECT_STOP;
+}
+
+static bool asleep_on(const void *key)
+{
+    bool asleep = false;
+    park__unpark(key, note_asleep, NULL, &asleep);
+    return asleep;
+}
 
 TEST(lazy_waiter_that_sleeps_through_a_long_run_halves_the_yield_budget)
 {
@@ -544,13 +550,13 @@ TEST(lazy_waiter_that_sleeps_through_a_long_run_halves_the_yield_budget)
     struct caller runner = {.l = &l};
     test_threads_t *rt = start_runner(&runner, &f, 1);
     atomic_store(&park__lazy_yields, PARK__ADAPT_MAX);
-    atomic_store(&caller_sleeps, 0);
-    struct caller c[1] = {{.l = &l, .count_sleeps = true}};
+    struct caller c[1] = {{.l = &l}};
     test_threads_t *t[1];
     queue_callers(&l, c, t, 1);
-    /* It yields its budget's worth, then sleeps; the run goes on well
-     * beyond PARK__ADAPT_SHORT_NS. */
-    AWAIT(atomic_load(&caller_sleeps) == 1);
+    /* It yields its budget's worth, then sleeps (its sleep is timed from
+     * before it is marked asleep); the run goes on well beyond
+     * PARK__ADAPT_SHORT_NS after that. */
+    AWAIT(asleep_on(&l));
     test_sleep_ns(20 * PARK__ADAPT_SHORT_NS);
     ASSERT_FALSE(atomic_load(&c[0].done));
 
@@ -561,6 +567,8 @@ TEST(lazy_waiter_that_sleeps_through_a_long_run_halves_the_yield_budget)
     ASSERT_TRUE(c[0].value == &f.token);
     ASSERT_EQ(atomic_load(&park__lazy_yields), PARK__ADAPT_MAX / 2);
 }
+
+/* ---- park_lazy: deadlines -------------------------------------------------- */
 
 TEST(lazy_get_until_times_out_the_caller_only_and_the_run_goes_on)
 {
