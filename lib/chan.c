@@ -817,7 +817,8 @@ int park_chan_try_recv(park_chan_t *ch, void **item)
 int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
 {
     for (;;) {
-        park__spin_t spin = op_spin();
+        park__spin_t spin = {0};
+        bool spinning = false;                   /* spin drawn: only after a failed try */
         bool checked = deadline == PARK_FOREVER; /* the clock, once */
         do {
             int err = send_try(ch, item, false);
@@ -827,6 +828,10 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
                 break; /* senders are queued: no use spinning behind them */
             if (due_already(deadline, &checked))
                 break;
+            if (!spinning) {
+                spin = op_spin();
+                spinning = true;
+            }
         } while (room_soon(ch, &spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline) {
             /* Room free right now is taken even past the deadline: one
@@ -870,7 +875,8 @@ int park_chan_send(park_chan_t *ch, void *item)
 int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
 {
     for (;;) {
-        park__spin_t spin = op_spin();
+        park__spin_t spin = {0};
+        bool spinning = false;                   /* spin drawn: only after a failed try */
         bool checked = deadline == PARK_FOREVER; /* the clock, once */
         do {
             int err = recv_try(ch, item);
@@ -880,6 +886,10 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
                 break; /* receivers are queued: no use spinning behind them */
             if (due_already(deadline, &checked))
                 break;
+            if (!spinning) {
+                spin = op_spin();
+                spinning = true;
+            }
         } while (park__spin(&spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
