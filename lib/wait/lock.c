@@ -6,14 +6,20 @@
 void park__lock_slow(park__lock_t *l)
 {
     /* 64 pauses, looking after each: a bucket or a list is held for well
-     * under a microsecond, and the lock is taken the moment it is free. */
+     * under a microsecond, and the lock is taken the moment it is free.
+     * A look is a load; the CAS comes only once the word reads free. A
+     * CAS on a held word fails, but takes the line from the holder all
+     * the same, and a bucket's lock shares its line with the queue the
+     * holder is changing: every look would cost the holder a miss. */
     park__spin_t spin = park__spin_init_gap(64, 0, 1);
     uint32_t c = atomic_load_explicit(&l->word, memory_order_relaxed);
     while (c != PARK__LOCK_CONTENDED && park__spin(&spin)) {
-        c = PARK__LOCK_UNLOCKED;
+        /* relaxed: a look; the CAS below orders. */
+        c = atomic_load_explicit(&l->word, memory_order_relaxed);
         /* UNLOCKED -> LOCKED; acquire: pairs with the release in
          * park__unlock. */
-        if (atomic_compare_exchange_weak_explicit(&l->word, &c, PARK__LOCK_LOCKED,
+        if (c == PARK__LOCK_UNLOCKED &&
+            atomic_compare_exchange_weak_explicit(&l->word, &c, PARK__LOCK_LOCKED,
                                                   memory_order_acquire, memory_order_relaxed))
             return;
     }
