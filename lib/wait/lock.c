@@ -9,8 +9,8 @@ void park__lock_slow(park__lock_t *l)
      * under a microsecond, and the lock is taken the moment it is free.
      * A look is a load; the CAS comes only once the word reads free. A
      * CAS on a held word fails, but takes the line from the holder all
-     * the same, and a bucket's lock shares its line with the queue the
-     * holder is changing: every look would cost the holder a miss. */
+     * the same (a load only shares it), and a bucket's lock shares its
+     * line with the queue the holder is changing. */
     park__spin_t spin = park__spin_init_gap(64, 0, 1);
     uint32_t c = atomic_load_explicit(&l->word, memory_order_relaxed);
     while (c != PARK__LOCK_CONTENDED && park__spin(&spin)) {

@@ -203,7 +203,9 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
     park_time_t slept_at = w->adapt ? park_now() : 0;
     for (;;) {
         /* acquire: pairs with the release increment in wake_granted, so
-         * that a batch waiter that reads the new value sees its `woken`. */
+         * that a batch waiter that reads the new value sees its `woken`.
+         * seq first, the mark below second: a waker that finds the mark
+         * bumps seq after it, so a sleeper never waits on the new value. */
         uint32_t s = seq ? atomic_load_explicit(seq, memory_order_acquire) : 0;
         /* 0 -> ASLEEP: from now on a waker calls FUTEX_WAKE. acquire: as
          * granted(). */

@@ -16,10 +16,13 @@
  * So a release whose waiters were all still awake (yielding) makes no
  * system call. NW waiters of one batch and, with -DOTHER, a release of
  * another key of the bucket (it bumps seq and wakes every sleeper of the
- * bucket, spuriously for ours). A futex_wait may also return at any time
- * (EINTR, a spurious wake-up: once per waiter) with -DSPURIOUS. The futex is modelled
- * exactly: futex_wait blocks only if seq still holds s, atomically, and a
- * wake unblocks every thread blocked on seq.
+ * bucket, spuriously for ours). With -DSPURIOUS a futex_wait may also
+ * return early, once per waiter (EINTR, a spurious wake-up, or a timeout
+ * whose waiter a waker had dequeued already, so that it sleeps again in
+ * park__wait_leave). futex_wait blocks only if seq still holds s,
+ * atomically, and a wake unblocks every thread blocked on seq. The
+ * waker's bump and wake are one step here (two in the code): between
+ * them a waiter can only read the new seq, and then it finds GRANTED.
  *
  * Checked: no lost wake-up (every waiter ends: an invalid end state if
  * one sleeps forever) and no waiter ends without its grant (assertion).
@@ -86,7 +89,9 @@ proctype waiter(byte i)
 #ifdef SPURIOUS
         if
         :: !blocked[i] -> skip
-        :: atomic { !spurious[i] && blocked[i] -> blocked[i] = false; spurious[i] = true }
+        :: atomic {
+               !spurious[i] && blocked[i] -> blocked[i] = false; spurious[i] = true
+           }
         fi
 #else
         !blocked[i]
