@@ -725,7 +725,11 @@ static int recv_try(park_chan_t *ch, void **item)
  * nearly always, and the pair that results keeps running: 13-16 ns, what
  * the channel does pinned with both senders on one CPU and both receivers
  * on the other. The cost: a call whose deadline has not passed yet spins up
- * to about 7 us before it sleeps. */
+ * to about 7 us before it sleeps. A blocking call draws its budget before
+ * its first try, also when the try succeeds (about 30 instructions): drawn
+ * only after a failed try, 1 sender and 1 receiver at capacity 1024 ran
+ * slower (13.6 against 18.6 ns an item, medians of 8 alternating runs),
+ * the sender, a little faster, finding the ring full more often. */
 static park__spin_t op_spin(void)
 {
     return park__spin_init_jitter(512, 4, 1);
@@ -817,8 +821,7 @@ int park_chan_try_recv(park_chan_t *ch, void **item)
 int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
 {
     for (;;) {
-        park__spin_t spin = {0};
-        bool spinning = false;                   /* spin drawn: only after a failed try */
+        park__spin_t spin = op_spin();
         bool checked = deadline == PARK_FOREVER; /* the clock, once */
         do {
             int err = send_try(ch, item, false);
@@ -828,10 +831,6 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
                 break; /* senders are queued: no use spinning behind them */
             if (due_already(deadline, &checked))
                 break;
-            if (!spinning) {
-                spin = op_spin();
-                spinning = true;
-            }
         } while (room_soon(ch, &spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline) {
             /* Room free right now is taken even past the deadline: one
@@ -875,8 +874,7 @@ int park_chan_send(park_chan_t *ch, void *item)
 int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
 {
     for (;;) {
-        park__spin_t spin = {0};
-        bool spinning = false;                   /* spin drawn: only after a failed try */
+        park__spin_t spin = op_spin();
         bool checked = deadline == PARK_FOREVER; /* the clock, once */
         do {
             int err = recv_try(ch, item);
@@ -886,10 +884,6 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
                 break; /* receivers are queued: no use spinning behind them */
             if (due_already(deadline, &checked))
                 break;
-            if (!spinning) {
-                spin = op_spin();
-                spinning = true;
-            }
         } while (park__spin(&spin));
         if (deadline != PARK_FOREVER && park_now() >= deadline)
             return ETIMEDOUT;
