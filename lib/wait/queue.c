@@ -457,6 +457,20 @@ size_t park__wait_count(const void *key)
     return n;
 }
 
+bool park__wait_first_asleep(const void *key)
+{
+    bucket_t *b = bucket_of(key);
+    bool asleep = false;
+    park__lock(&b->lock);
+    for (const park__waiter_t *w = b->head; w; w = w->next)
+        if (w->key == key) {
+            asleep = park__waiter_asleep(w);
+            break;
+        }
+    park__unlock(&b->lock);
+    return asleep;
+}
+
 /* ---- fork (lib/wait/fork.c) ------------------------------------------------ */
 
 void park__wait_reset_all(void)

@@ -320,4 +320,9 @@ bool park__wait_has_waiters(const void *key);
 /* How many waiters are queued on key right now (takes the bucket lock). */
 size_t park__wait_count(const void *key);
 
+/* True if key's oldest queued waiter has marked itself asleep (its sleep
+ * is timed from before that): for tests that must know a waiter sleeps
+ * (takes the bucket lock). */
+bool park__wait_first_asleep(const void *key);
+
 #endif /* PARK_LIB_WAIT_H */

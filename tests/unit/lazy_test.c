@@ -527,21 +527,6 @@ TEST(lazy_initialiser_may_get_another_lazy_whose_initialiser_gets_the_first_edea
 
 /* ---- park_lazy: waiting for a run ----------------------------------------- */
 
-/* select: whether the key's oldest waiter sleeps in its futex; grants
- * nobody and, without a finish, leaves the state word alone. */
-static unsigned note_asleep(void *ctx, park__waiter_t *w)
-{
-    *(bool *)ctx = park__waiter_asleep(w);
-    return PARK__SELECT_STOP;
-}
-
-static bool asleep_on(const void *key)
-{
-    bool asleep = false;
-    park__unpark(key, note_asleep, NULL, &asleep);
-    return asleep;
-}
-
 TEST(lazy_waiter_that_sleeps_through_a_long_run_halves_the_yield_budget)
 {
     struct factory f;
@@ -556,7 +541,7 @@ TEST(lazy_waiter_that_sleeps_through_a_long_run_halves_the_yield_budget)
     /* It yields its budget's worth, then sleeps (its sleep is timed from
      * before it is marked asleep); the run goes on well beyond
      * PARK__ADAPT_SHORT_NS after that. */
-    AWAIT(asleep_on(&l));
+    AWAIT(park__wait_first_asleep(&l));
     test_sleep_ns(20 * PARK__ADAPT_SHORT_NS);
     ASSERT_FALSE(atomic_load(&c[0].done));
 

@@ -934,20 +934,6 @@ TEST(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep)
     ASSERT_EQ(atomic_load(&budget), PARK__ADAPT_MIN);
 }
 
-/* select: records whether the (one) waiter is asleep; grants nobody. */
-static unsigned select_note_asleep(void *ctx, park__waiter_t *w)
-{
-    *(bool *)ctx = park__waiter_asleep(w);
-    return PARK__SELECT_STOP;
-}
-
-static bool asleep_on(const void *key)
-{
-    bool asleep = false;
-    park__unpark(key, select_note_asleep, NULL, &asleep);
-    return asleep;
-}
-
 TEST(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep)
 {
     struct ops_ctx ctx = OPS_CTX_INIT;
@@ -955,7 +941,7 @@ TEST(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep)
     struct waiter wt = waiter_on(&keys[6], 1, &ctx);
     wt.adapt = &budget;
     test_threads_t *t = enqueue(&wt);
-    AWAIT(asleep_on(&keys[6]));
+    AWAIT(park__wait_first_asleep(&keys[6]));
     /* Asleep for at least 2 ms before the grant: a long sleep. */
     test_sleep_ns(2 * MS);
     struct unpark_log log;
