@@ -177,6 +177,12 @@ static void adapt(park__waiter_t *w, park_time_t slept_at, bool granted)
         atomic_store_explicit(w->adapt, n, memory_order_relaxed);
 }
 
+/* deadline (on the clock flags name) has passed. */
+static bool past(park_time_t deadline, unsigned flags)
+{
+    return (flags & PARK__WAIT_REALTIME ? park__os_realtime_now() : park_now()) >= deadline;
+}
+
 /* Spins, then (if ops->before_sleep agrees) sleeps on w->woken until it is
  * granted or the deadline passes. */
 _Thread_local void (*park__wait_block_hook)(void);
@@ -192,6 +198,11 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
     do {
         if (granted(w))
             return SLEEP_WOKEN;
+        /* A timed wait reads the clock before each yield: with more
+         * threads than CPUs a yield may give away a time slice, and a
+         * budget of up to 64 yields would make the timeout that late. */
+        if (!spin.pauses && spin.yields && deadline != PARK_FOREVER && past(deadline, flags))
+            break;
     } while (park__spin(&spin));
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))
         return granted(w) ? SLEEP_WOKEN : SLEEP_ABORTED;
@@ -225,8 +236,7 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
             adapt(w, slept_at, true);
             return SLEEP_WOKEN;
         }
-        if (deadline != PARK_FOREVER &&
-            (flags & PARK__WAIT_REALTIME ? park__os_realtime_now() : park_now()) >= deadline) {
+        if (deadline != PARK_FOREVER && past(deadline, flags)) {
             adapt(w, slept_at, false);
             return SLEEP_TIMEDOUT;
         }

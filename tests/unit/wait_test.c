@@ -5,8 +5,10 @@
  * the bucket lock, hence the enqueue is visible to the next bucket-lock
  * holder) and waiters queue in a known order without sleeps. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <park/time.h>
 
@@ -934,6 +936,58 @@ TEST(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep)
     ASSERT_EQ(atomic_load(&budget), PARK__ADAPT_MIN);
 }
 
+/* Spins until told to stop: on the test's CPU, each yield of a waiter
+ * there switches to it. */
+static void *busy_main(void *arg)
+{
+    atomic_bool *stop = arg;
+    while (!atomic_load_explicit(stop, memory_order_relaxed))
+        park__os_pause();
+    return NULL;
+}
+
+static long involuntary_switches(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nivcsw;
+}
+
+TEST(wait_timed_waiter_stops_yielding_once_its_deadline_has_passed)
+{
+    /* This thread and a busy one share one CPU, so every yield is a switch
+     * (counted, not timed). With its deadline passed, a waiter with a full
+     * yield budget yields at most once before it times out, not 64 times:
+     * with more threads than CPUs each yield may give away a time slice. */
+    cpu_set_t saved, one;
+    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof saved, &saved), 0);
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &saved))
+        cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    atomic_bool stop = false;
+    pthread_t busy;
+    ASSERT_EQ(pthread_create(&busy, NULL, busy_main, &stop), 0);
+    ASSERT_EQ(pthread_setaffinity_np(busy, sizeof one, &one), 0);
+
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    _Atomic uint8_t budget = PARK__ADAPT_MAX;
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    w.adapt = &budget;
+    long before = involuntary_switches();
+    ASSERT_EQ(park__wait(&keys[8], &w, 0, &ctx_ops, &ctx, park_now() - 1), PARK__WAIT_TIMEDOUT);
+    long switches = involuntary_switches() - before;
+
+    atomic_store(&stop, true);
+    pthread_join(busy, NULL);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof saved, &saved), 0);
+    ASSERT_LT(switches, 8);
+    ASSERT_FALSE(park__wait_has_waiters(&keys[8]));
+}
+
 TEST(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep)
 {
     struct ops_ctx ctx = OPS_CTX_INIT;
@@ -981,6 +1035,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_random_differs_between_threads),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
     TEST_ENTRY(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep),
+    TEST_ENTRY(wait_timed_waiter_stops_yielding_once_its_deadline_has_passed),
     TEST_ENTRY(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep),
 };
 
