@@ -201,7 +201,7 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
         /* A timed wait reads the clock before each yield: with more
          * threads than CPUs a yield may give away a time slice, and a
          * budget of up to 64 yields would make the timeout that late. */
-        if (!spin.pauses && spin.yields && deadline != PARK_FOREVER && past(deadline, flags))
+        if (park__spin_yields_next(&spin) && deadline != PARK_FOREVER && past(deadline, flags))
             break;
     } while (park__spin(&spin));
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))

@@ -119,6 +119,13 @@ static inline bool park__spin(park__spin_t *s)
     return false;
 }
 
+/* The next step of s yields (phase 2): for a caller that must look at
+ * something slower than its word first (a timed wait, its clock). */
+static inline bool park__spin_yields_next(const park__spin_t *s)
+{
+    return !s->pauses && s->yields;
+}
+
 /* For a wait with nothing to sleep on, which another thread ends within a
  * few instructions unless it is preempted (a channel cell mid-operation, a
  * thief's lost race): the schedule's pauses, then yields for as long as it
