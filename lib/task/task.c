@@ -22,8 +22,9 @@
  * A continuation node holds a reference to its task until it has run, and
  * the completer holds one for the whole completion (the caller's, or the
  * run's, the timer's, the combinator's), so nothing is freed under it.
- * Continuations are queued to their pool, never run here (DESIGN.md
- * rule 4); thread waiters park on the latch in lib/wait. The one exception
+ * Continuations are queued to their pool, never run here
+ * (docs/design/README.md rule 4); thread waiters park on the latch in
+ * lib/wait. The one exception
  * is internal: the steps of when_all / when_any (combine). */
 #include <errno.h>
 #include <stddef.h>

@@ -4,7 +4,8 @@
  * the wait-queue buckets, and the pool's and the tasks' own bookkeeping
  * (overflow list, timer heap, producer ids, block depot). The layers under
  * the primitives use it instead of park_mutex_t, so that the primitives can
- * be built on the runtime without a circle (DESIGN.md section 1). Holders
+ * be built on the runtime without a circle (docs/design/README.md,
+ * Layers). Holders
  * can be preempted and 16 threads may share 2 CPUs, so contenders spin
  * briefly (lib/wait/spin.h) and then sleep on the word instead of spinning
  * on each other.

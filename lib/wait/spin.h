@@ -1,4 +1,4 @@
-/* lib/wait/spin.h: the one spin policy of park (DESIGN.md rule 6).
+/* lib/wait/spin.h: the one spin policy of park (docs/design/README.md rule 6).
  *
  * Every bounded wait in lib/ that does not park at once follows one
  * schedule, in three phases:

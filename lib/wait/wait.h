@@ -21,7 +21,7 @@
  *     is shown the key's waiters oldest first and decides which to grant
  *     (and writes w->grant); finish then stores the primitive's new state,
  *     knowing whether waiters remain. The granted waiters are woken after
- *     the bucket lock is released (DESIGN.md rule 4).
+ *     the bucket lock is released (docs/design/README.md rule 4).
  *   - A waiter whose deadline passes takes itself out of the queue under the
  *     bucket lock and ops->removed(ctx, more) lets the primitive clear its
  *     waiters bit. If a waker dequeued it first, the grant stands and the
@@ -134,7 +134,7 @@ static inline uint8_t park__wait_adapt(uint8_t b, park_time_t slept_ns, bool gra
     return (uint8_t)(b / 2u > PARK__ADAPT_MIN ? b / 2u : PARK__ADAPT_MIN);
 }
 
-/* The wake policy's bound on unfairness (DESIGN.md rule 7): a running
+/* The wake policy's bound on unfairness (docs/design/README.md rule 7): a running
  * thread may barge ahead of a woken waiter, but a waiter that has waited
  * this long is handed what it waits for directly. */
 #define PARK__FAIR_NS 1000000u
