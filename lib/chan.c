@@ -90,10 +90,8 @@ static unsigned waiters_hint(park_chan_t *ch)
 /* Writes the item of reserved position pos, once its cell is free.
  * Inline, as take: between a reservation and the cell's new seq, the
  * other side's operation at this cell waits (and yields if this thread is
- * preempted there), so the window is kept to a few instructions; as
- * calls (and with a settle call on every operation) the channels of
- * capacity 64 ran 1.7x slower (1 sender and 1 receiver: 24 against 14 ns
- * an item). */
+ * preempted there), so the window is kept to a few instructions
+ * (docs/design/chan.md, Tuning). */
 static inline void put(park_chan_t *ch, uint64_t pos, void *item)
 {
     cell_t *c = cell_of(ch, pos);
@@ -143,14 +141,12 @@ int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool exact
                  * may destroy the channel once it has the item). */
                 *kick = waiting(ch, RWAIT);
                 /* A blocking send asks for the next line of cells for
-                 * writing while it writes this one. A blocking send that
-                 * found the ring full waited for half of it
-                 * (room_soon), so its receive is usually lines ahead and
-                 * not reading that line. Without that wait (a send that
-                 * chases the receive) the prefetch took the line from
-                 * under the receive: 1.6x slower, so exact tries (try_send,
-                 * asynchronous sends) and rings that wait for less than
-                 * 4 lines (capacity under 32) do without. */
+                 * writing while it writes this one: having waited for half
+                 * of a full ring (room_soon), it is lines behind the
+                 * receive. A send that chases the receive would take the
+                 * line from under it, so exact tries (try_send,
+                 * asynchronous sends) and rings that wait for less than 4
+                 * lines (capacity under 32) do without. */
                 if (!exact && ch->slip + 1 >= 4 * CELLS_PER_LINE)
                     __builtin_prefetch(cell_of(ch, pos + CELLS_PER_LINE), 1);
                 put(ch, pos, item);
@@ -706,30 +702,11 @@ static int recv_try(park_chan_t *ch, void **item)
     }
 }
 
-/* Between the attempts of a blocking call: 256 to 767 pauses (512 on
- * average, about 5 us here), looking after each, since the other side
- * usually comes within a few operations (tens of nanoseconds: a longer gap
- * would add its length to every hand-over), then 4 yields, since with more
- * threads than CPUs the peer to make progress may be waiting for this CPU.
- *
- * Why so many, and why drawn at random: with a sender and a receiver
- * sharing each of two CPUs, the productive states are those where a sender
- * runs on one CPU and a receiver on the other. When both CPUs run senders
- * (the ring fills) or both run receivers (it empties), their spinners give
- * up and yield at nearly the same moment, and both CPUs switch to the other
- * side together. With 128 pauses they stayed in step nearly always (2
- * senders and 2 receivers, capacity 1024: 41-54 ns an item); with 512 one
- * CPU switched first now and then (26-27 ns in one set, 19-56 in later
- * ones, both CPUs switching side together every 150-180 us). A budget drawn
- * anew for each call (park__spin_init_jitter) makes one CPU switch first
- * nearly always, and the pair that results keeps running: 13-16 ns, what
- * the channel does pinned with both senders on one CPU and both receivers
- * on the other. The cost: a call whose deadline has not passed yet spins up
- * to about 7 us before it sleeps. A blocking call draws its budget before
- * its first try, also when the try succeeds (about 30 instructions): drawn
- * only after a failed try, 1 sender and 1 receiver at capacity 1024 ran
- * slower (18.6 against 13.6 ns an item, medians of 8 alternating runs),
- * the sender, a little faster, finding the ring full more often. */
+/* Between the attempts of a blocking call: 256 to 767 pauses, looking
+ * after each (the other side usually comes within a few operations), then
+ * 4 yields (the peer may be waiting for this CPU). Drawn at random, so that
+ * spinners on two CPUs do not give up and switch side in step; drawn
+ * before a call's first try (docs/design/chan.md, Tuning). */
 static park__spin_t op_spin(void)
 {
     return park__spin_init_jitter(512, 4, 1);
@@ -740,22 +717,12 @@ static park__spin_t op_spin(void)
  * cell of the last of them, and returns true (try again); false once the
  * spin is spent (sleep: send_validate reserves whatever room there is).
  *
- * Why more room than one item: a sender that chases a full ring writes
- * each cell the moment its receive frees it, so both work on one cache
- * line and pass it back and forth on every item. Waiting for a few lines'
- * worth lets the receiver run ahead on lines the sender no longer
- * touches, and the sender then fills lines the receiver has left (and
- * asks for the next one ahead: park__chan_ring_push), so a line moves
- * once per few items. 1 sender and 1 receiver, medians of 5 alternating
- * runs: capacity 1024, 30.1 to 13.2 ns an item; capacity 64, 24.0 to
- * 17.1 ns; capacity 1 (no slip), 460 to 319 ns. The room waited for is
- * half the ring, at most SLIP_MAX (64) items: against a quarter, at most
- * 32, 2 senders and 2 receivers ran at 17.9 against 22.9 ns an item with
- * capacity 64 and 13.7 against 14.7 with 1024. The receiver has the rest
- * of the ring to take meanwhile, so no receive waits for this; the
- * sender's own item waits up to the spin, and meanwhile another sender's
- * first try may take a single freed cell ahead of it. A receive does not
- * wait so at an empty ring: it would delay the item that came. */
+ * Why more room than one item: a sender that chases a full ring shares
+ * one cache line with its receiver and passes it back and forth on every
+ * item; waiting for half the ring (at most SLIP_MAX items) lets the
+ * receiver run lines ahead, so a line moves once per few items
+ * (docs/design/chan.md, Tuning). No receive waits for this, and a receive
+ * does not wait so at an empty ring: it would delay the item that came. */
 static bool room_soon(park_chan_t *ch, park__spin_t *spin)
 {
     /* relaxed: a guess; the next try checks. */

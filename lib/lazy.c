@@ -239,18 +239,13 @@ static bool wait_for_run(uint32_t *state, park_time_t deadline, int *result)
     /* No pauses, before queueing or after: an initialiser takes far
      * longer than a lock is held (a system call, an allocation, a file),
      * so a spin rarely sees the run end, and with more callers than CPUs
-     * each spinning caller takes a CPU from the runner and the callers
-     * still arriving (16 callers on 2 CPUs: 1 % slower per round with
-     * 64 + 16 pauses each). Yields, though, give the CPU to the runner or
-     * to a caller still arriving, and a caller whose run ends while it
-     * yields neither sleeps nor has to be woken (lib/wait skips the
-     * batch's wake when none of its waiters sleeps): queued, it yields as
-     * often as the process's adaptive budget says (4 to 64 times, lib/wait's
-     * w->adapt), then sleeps. Runs that end within microseconds of their
-     * callers' arrival raise the budget, long runs and timeouts lower it,
-     * so a process whose initialisers read files pays at most a few
-     * microseconds of yields a waiter. The validate callback refuses if
-     * the run ended. */
+     * spinning callers take CPUs from the runner. Yields give the CPU to
+     * the runner or to a caller still arriving, and a caller whose run
+     * ends while it yields neither sleeps nor has to be woken (lib/wait
+     * skips the batch's wake when none of its waiters sleeps): queued, it
+     * yields as often as the process's adaptive budget says (lib/wait's
+     * w->adapt), then sleeps (docs/design/lazy.md, Tuning). The validate
+     * callback refuses if the run ended. */
     w.spin = 0;
     w.adapt = &park__lazy_yields;
     park__waiter_profile(&w, PARK_PROFILE_LAZY, PARK__PROFILE_ANY_GRANT);

@@ -200,15 +200,10 @@ static const park__wait_ops_t lock_ops = {
 static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
 {
     /* One look after 128 pauses, then one after each of 4 yields, then
-     * queue. Each look takes the lock's cache line from the holder, which
-     * writes it in its critical section and at every unlock and relock:
-     * looks every few pauses slowed the holder down and left it gaps that
-     * the spinner then took, so two threads on 2 CPUs passed the lock and
-     * its line back and forth on nearly every round (mutex sweep, 0 and 50
-     * rounds of work outside the lock: 180-185 ns per round, against
-     * 63-100 ns with the one look). A short critical section still ends
-     * within the pauses; a holder that keeps the lock (or re-takes it)
-     * finds the spinner yielding, then asleep. */
+     * queue. Each look takes the lock's cache line from the holder, so
+     * frequent looks slow it down and pass the lock back and forth
+     * (docs/design/mutex.md, Tuning); a short critical section still ends
+     * within the pauses. */
     park__spin_t spin = park__spin_init_once(128, 4);
     for (;;) {
         if (try_take(m, s, woken))

@@ -602,16 +602,11 @@ static const park__wait_ops_t write_ops = {.validate = write_validate, .removed 
 /* Spins while nobody is queued (rule 6): true if it took the lock. */
 static bool write_spin(park_rwlock_t *rw)
 {
-    /* 512 pauses (about 5 us here), looking every 128: a writer that
-     * queues stops the readers and sleeps, which costs both sides a system
-     * call, so it waits a while; but each look takes the lock's line from
-     * the holders, whose every lock and unlock writes it, and looks after
-     * every pause slowed them down enough that threads on 2 CPUs passed
-     * the lock and its line back and forth every round (rwlock sweep, 2 to
-     * 8 threads: 130-175 ns a round, against 84-97 ns). No yields: with more
-     * threads than CPUs a yield can cost the writer a time slice, and a
-     * writer waiting behind a stream of readers waited 12 ms instead of
-     * tens of microseconds. */
+    /* 512 pauses, looking every 128: a writer that queues stops the
+     * readers and sleeps, a system call for both sides, so it waits a
+     * while, but looks rarely, since each look takes the lock's line from
+     * the holders. No yields: with more threads than CPUs a yield can cost
+     * the writer a time slice (docs/design/rwlock.md, Tuning). */
     park__spin_t spin = park__spin_init_every(128, 512, 0);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {

@@ -268,14 +268,10 @@ static bool take_woken(park_sem_t *s, bool *pass)
 /* Spins while nobody is queued (rule 6): true if it took a permit. */
 static bool acquire_spin(park_sem_t *s)
 {
-    /* 512 pauses (about 5 us here), looking every 128: a permit held for
-     * a short section comes back within them, and one held longer is
-     * better waited for asleep. Rare looks, because each takes the word's
-     * cache line from the holders, whose every acquire and release writes
-     * it: with looks 1 to 16 pauses apart (100 pauses in all) a spinner
-     * slowed the holder enough to take the permit in the gaps, and the
-     * permit and its line changed hands nearly every round (sem sweep,
-     * one permit, 2 threads on 2 CPUs: 262 ns a round, against 86 ns). */
+    /* 512 pauses, looking every 128: a permit held for a short section
+     * comes back within them, one held longer is better waited for asleep,
+     * and rare looks leave the holders the word's cache line
+     * (docs/design/sem.md, Tuning). */
     park__spin_t spin = park__spin_init_every(128, 512, 0);
     do {
         uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
@@ -375,10 +371,10 @@ static void fifo_finish(void *ctx, bool more)
 
 /* Default mode, a release that finds W and K: true if it should take the
  * lock anyway, because a fair hand-off may be due (wake_select decides).
- * Without this look a release skips the lock whenever K is set, and with
- * many threads on few CPUs K is set most of the time (the woken waiter
- * waits for a CPU), so hand-offs came about every 4 ms instead of every
- * PARK__FAIR_NS. One release in 64 of a thread reads the clock. */
+ * With many threads on few CPUs K is set most of the time (the woken
+ * waiter waits for a CPU), and releases that always skipped the lock then
+ * would space the hand-offs well beyond PARK__FAIR_NS (docs/design/sem.md,
+ * Tuning). One release in 64 of a thread reads the clock. */
 static bool fair_look(const park_sem_t *s)
 {
     static _Thread_local uint32_t releases;

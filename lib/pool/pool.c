@@ -408,14 +408,11 @@ static void *worker_main(void *arg)
     for (;;) {
         park__job_t job;
         bool found;
-        /* Look for 16 pauses' worth, then yield 64 times (about 10 us
-         * alone on a CPU; an oversubscribed producer gets the CPU
-         * meanwhile), then sleep. A producer that submits within that time
-         * (its next batch, the next step of a chain driven from outside)
-         * finds the worker awake: waking a sleeper costs the producer a
-         * system call and the job a wake-up, tens of microseconds when the
-         * sleeper's CPU has gone idle meanwhile (async contended rows, two
-         * producers: 8 yields here ran about 1.4x slower). */
+        /* Look for 16 pauses' worth, then yield 64 times (an
+         * oversubscribed producer gets the CPU meanwhile), then sleep: a
+         * producer that submits again soon (its next batch, the next step
+         * of a chain driven from outside) finds the worker awake and pays
+         * no wake-up (docs/design/pool.md, Tuning). */
         park__spin_t spin = park__spin_init(16, 64);
         while (!(found = find_work(w, &job)) &&
                /* acquire: pairs with the release store in stop_workers. */

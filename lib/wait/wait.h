@@ -109,18 +109,15 @@ static inline void park__waiter_idle(park__waiter_t *w)
 
 /* The adaptive yield budget (w->adapt), for a primitive whose waits are
  * sometimes over within a few microseconds and sometimes long (a channel's
- * other side may be one operation away, or idle for seconds). Pauses cost
- * about 10 ns here and a yield about 150 ns (much more when it lets another
- * thread run), while a futex sleep and its wake cost the two threads
- * 5-20 µs and, when the grant comes soon, a wake-up latency besides. So a
- * waiter that slept and was granted within PARK__ADAPT_SHORT_NS would
- * have been better off yielding longer: the budget doubles. A waiter that
- * slept longer, or timed out, paid for its yields for nothing: the budget
- * halves. Between PARK__ADAPT_MIN and PARK__ADAPT_MAX yields (at most about
- * 10 µs of yields on an idle CPU, about one sleep and wake: spinning for
- * what blocking would cost, never more). A grant that comes while the
- * waiter still spins leaves it as it is. The budget is a hint, read and
- * written relaxed, and written only when it changes. */
+ * other side may be one operation away, or idle for seconds). A yield
+ * costs far less than a futex sleep and its wake, so a waiter that slept
+ * and was granted within PARK__ADAPT_SHORT_NS would have been better off
+ * yielding longer: the budget doubles. A waiter that slept longer, or
+ * timed out, paid for its yields for nothing: the budget halves. Between
+ * PARK__ADAPT_MIN and PARK__ADAPT_MAX yields: at most about what one sleep
+ * and wake cost (docs/design/README.md, Tuning). A grant that comes while
+ * the waiter still spins leaves it as it is. The budget is a hint, read
+ * and written relaxed, and written only when it changes. */
 #define PARK__ADAPT_MIN 4u
 #define PARK__ADAPT_MAX 64u
 #define PARK__ADAPT_SHORT_NS 50000u
