@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "async.h"
+#include "os/os.h"
 #include "task/task.h"
 
 enum { ACQ_QUEUED, ACQ_GRANTED, ACQ_CANCELLED, ACQ_ABANDONED };
@@ -159,7 +160,7 @@ park_task_t *park__acquire_async(park_pool_t *pool, const park__acq_ops_t *ops, 
         return park__task_completed(EINVAL, NULL); /* no timer to keep the deadline */
     for (park_task_t *t = NULL;;) {
         bool taken = ops->try_take(ctx);
-        if (taken || (deadline != PARK_FOREVER && park_now() >= deadline)) {
+        if (taken || park__deadline_passed(deadline)) {
             if (t)
                 park__task_free(t);
             return taken ? park__task_ready() : park__task_completed(ETIMEDOUT, NULL);

@@ -799,7 +799,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             if (due_already(deadline, &checked))
                 break;
         } while (room_soon(ch, &spin));
-        if (deadline != PARK_FOREVER && park_now() >= deadline) {
+        if (park__deadline_passed(deadline)) {
             /* Room free right now is taken even past the deadline: one
              * exact try, which tells a full ring from a cell whose receive
              * is still reading it, and takes a single free cell that
@@ -852,7 +852,7 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
             if (due_already(deadline, &checked))
                 break;
         } while (park__spin(&spin));
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
+        if (park__deadline_passed(deadline))
             return ETIMEDOUT;
         struct op op = {.ch = ch};
         park__waiter_t w;

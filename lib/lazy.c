@@ -46,6 +46,7 @@
 
 #include "async.h"
 #include "lazy_impl.h"
+#include "os/os.h"
 #include "wait/fork.h"
 #include "wait/wait.h"
 
@@ -230,7 +231,7 @@ static bool wait_for_run(uint32_t *state, park_time_t deadline, int *result)
         *result = EDEADLK;
         return true;
     }
-    if (deadline != PARK_FOREVER && park_now() >= deadline) {
+    if (park__deadline_passed(deadline)) {
         *result = ETIMEDOUT;
         return true;
     }

@@ -303,7 +303,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     for (;;) {
         if (lock_spin(m, &s, c.woken))
             return 0;
-        if (deadline != PARK_FOREVER && park_now() >= deadline) {
+        if (park__deadline_passed(deadline)) {
             if (c.woken) {
                 struct pass_ctx p = {.m = m};
                 park__unpark(m, pass_select, pass_finish, &p);

@@ -47,6 +47,7 @@
 #include <park/rwlock.h>
 
 #include "async.h"
+#include "os/os.h"
 #include "wait/fork.h"
 #include "wait/spin.h"
 #include "wait/wait.h"
@@ -439,7 +440,7 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
         if (try_read(rw, &s))
             return 0;
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
+        if (park__deadline_passed(deadline))
             return ETIMEDOUT;
         /* Held back by a writer: spin (rule 6), then yield a few times,
          * before queueing. A write section is usually short, and a reader
@@ -632,7 +633,7 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
         if (!c.in_flight) {
             if (write_spin(rw))
                 return 0;
-            if (deadline != PARK_FOREVER && park_now() >= deadline)
+            if (park__deadline_passed(deadline))
                 return ETIMEDOUT;
         }
         if (w.since == 0)

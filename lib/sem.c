@@ -35,6 +35,7 @@
 #include <park/sem.h>
 
 #include "async.h"
+#include "os/os.h"
 #include "wait/fork.h"
 #include "wait/spin.h"
 #include "wait/wait.h"
@@ -298,7 +299,7 @@ int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
                 retire(s);
             return 0;
         }
-        if (deadline != PARK_FOREVER && park_now() >= deadline) {
+        if (park__deadline_passed(deadline)) {
             if (c.woken)
                 retire(s);
             return ETIMEDOUT;

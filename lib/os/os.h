@@ -67,6 +67,13 @@ static inline bool park__os_single_cpu(void)
     return park__os_one_cpu;
 }
 
+/* The absolute deadline (CLOCK_MONOTONIC, park/time.h) has passed; never
+ * for PARK_FOREVER, which reads no clock. */
+static inline bool park__deadline_passed(park_time_t deadline)
+{
+    return deadline != PARK_FOREVER && park_now() >= deadline;
+}
+
 /* A spin-wait hint for the processor. */
 static inline void park__os_pause(void)
 {

@@ -554,7 +554,7 @@ bool park__pool_wait_latch(park__latch_t *l, park_time_t deadline)
     while (!park__latch_is_set(l)) {
         if (help(w))
             continue;
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
+        if (park__deadline_passed(deadline))
             break;
         /* Nothing to help: sleep until the latch is set or a producer
          * kicks us (joiners, at the top). relaxed: published by the

@@ -177,10 +177,12 @@ static void adapt(park__waiter_t *w, park_time_t slept_at, bool granted)
         atomic_store_explicit(w->adapt, n, memory_order_relaxed);
 }
 
-/* deadline (on the clock flags name) has passed. */
+/* deadline (on the clock flags name) has passed; never for PARK_FOREVER. */
 static bool past(park_time_t deadline, unsigned flags)
 {
-    return (flags & PARK__WAIT_REALTIME ? park__os_realtime_now() : park_now()) >= deadline;
+    if (flags & PARK__WAIT_REALTIME)
+        return deadline != PARK_FOREVER && park__os_realtime_now() >= deadline;
+    return park__deadline_passed(deadline);
 }
 
 /* Spins, then (if ops->before_sleep agrees) sleeps on w->woken until it is
@@ -201,7 +203,7 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
         /* A timed wait reads the clock before each yield: with more
          * threads than CPUs a yield may give away a time slice, and a
          * budget of up to 64 yields would make the timeout that late. */
-        if (park__spin_yields_next(&spin) && deadline != PARK_FOREVER && past(deadline, flags))
+        if (park__spin_yields_next(&spin) && past(deadline, flags))
             break;
     } while (park__spin(&spin));
     if (ops && ops->before_sleep && !ops->before_sleep(ctx))
@@ -236,7 +238,7 @@ static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
             adapt(w, slept_at, true);
             return SLEEP_WOKEN;
         }
-        if (deadline != PARK_FOREVER && past(deadline, flags)) {
+        if (past(deadline, flags)) {
             adapt(w, slept_at, false);
             return SLEEP_TIMEDOUT;
         }
