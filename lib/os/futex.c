@@ -123,7 +123,7 @@ __attribute__((constructor)) static void fault_read_seed(void)
     fault_seed = s ? strtoull(s, NULL, 0) : 0;
 }
 
-/* xorshift64*, one stream per thread, all derived from the seed. */
+/* One stream per thread, all derived from the seed. */
 static uint32_t fault_random(void)
 {
     if (fault_rng == 0) {
@@ -131,10 +131,7 @@ static uint32_t fault_random(void)
         uint64_t id = atomic_fetch_add_explicit(&fault_threads, 1, memory_order_relaxed) + 1;
         fault_rng = (fault_seed ^ (id * 0x9e3779b97f4a7c15u)) | 1;
     }
-    fault_rng ^= fault_rng >> 12;
-    fault_rng ^= fault_rng << 25;
-    fault_rng ^= fault_rng >> 27;
-    return (uint32_t)((fault_rng * 0x2545f4914f6cdd1du) >> 32);
+    return park__random(&fault_rng);
 }
 
 static enum fault fault_pick(void)

@@ -74,6 +74,29 @@ static inline bool park__deadline_passed(park_time_t deadline)
     return deadline != PARK_FOREVER && park_now() >= deadline;
 }
 
+/* The one pseudo-random generator of park, xorshift64* (Vigna): cheap, for
+ * spreading work and timing (spin budgets, victims to steal from, injected
+ * faults), never for anything that must be unpredictable. *state is the
+ * stream, never 0; returns its next 32 bits, the high ones of the product
+ * (the low bits of xorshift are the weak ones). */
+static inline uint32_t park__random(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+/* A stream's state from any value (a thread's address, a worker's index):
+ * multiplying by 2^64 divided by the golden ratio spreads nearby values
+ * over all 64 bits; never 0. */
+static inline uint64_t park__random_seed(uint64_t v)
+{
+    return v * 0x9e3779b97f4a7c15ull | 1u;
+}
+
 /* A spin-wait hint for the processor. */
 static inline void park__os_pause(void)
 {

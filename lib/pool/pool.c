@@ -261,14 +261,6 @@ static void stop_searching(park__worker_t *w, bool found)
 
 /* ---- finding work ----------------------------------------------------- */
 
-static uint64_t next_rand(park__worker_t *w)
-{
-    w->rng ^= w->rng << 13;
-    w->rng ^= w->rng >> 7;
-    w->rng ^= w->rng << 17;
-    return w->rng;
-}
-
 /* Bumps a counter of the calling worker's own: a load and a store, not an
  * RMW (only the owner writes it; park_pool_stats reads it relaxed). */
 static void count(_Atomic uint64_t *c)
@@ -287,7 +279,7 @@ static bool take_submissions(park__worker_t *w, park__job_t *job)
     unsigned np = atomic_load_explicit(&pool->nproducers, memory_order_acquire);
     if (np == 0)
         return false;
-    unsigned start = (unsigned)(next_rand(w) % np);
+    unsigned start = (unsigned)(park__random(&w->rng) % np);
     for (unsigned i = 0; i < np; i++) {
         park__ring_t *r =
             atomic_load_explicit(&pool->producers[(start + i) % np], memory_order_acquire);
@@ -321,7 +313,7 @@ static bool find_queued(park__worker_t *w, park__job_t *job)
      * (deque.h), a batch one CAS for up to BATCH items. */
     if (take_submissions(w, job))
         return true;
-    unsigned n = pool->n, start = (unsigned)(next_rand(w) % n);
+    unsigned n = pool->n, start = (unsigned)(park__random(&w->rng) % n);
     for (unsigned k = 0; k < n; k++) {
         park__worker_t *v = &pool->workers[(start + k) % n];
         if (v != w) {
@@ -746,7 +738,7 @@ int park_pool_create(park_pool_t **out, const park_pool_config_t *cfg)
         park__ring_init(&w->ring);
         w->pool = pool;
         w->index = i;
-        w->rng = 0x9e3779b97f4a7c15ull * (i + 1);
+        w->rng = park__random_seed(i + 1);
     }
     for (unsigned i = 0; i < n; i++) {
         int err = pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);

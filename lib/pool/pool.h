@@ -24,7 +24,7 @@ typedef struct park__worker {
     park_pool_t *pool;
     unsigned index;
     bool searching; /* woken to look for work (counted in pool->idle) */
-    uint64_t rng;
+    uint64_t rng;   /* park__random stream: where a search starts */
     pthread_t thread;
     /* Waiting for a latch with nothing to help (pool.c: joiners): the
      * latch, and the kick a producer gives it when new work comes. */
