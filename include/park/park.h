@@ -6,7 +6,9 @@
 #include <park/version.h>
 #include <park/time.h>
 #include <park/mutex.h>
+#include <park/cond.h>
 #include <park/sem.h>
+#include <park/event.h>
 #include <park/rwlock.h>
 #include <park/lazy.h>
 #include <park/pool.h>

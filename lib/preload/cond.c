@@ -1,6 +1,4 @@
-/* lib/preload/cond.c: pthread_cond_* for park mutexes. Protocol model
- * (the queue, the broadcast's chain through the mutex, timeouts and
- * cancellation): tests/model/cond.pml.
+/* lib/preload/cond.c: pthread_cond_* for park mutexes, on park_cond_t.
  *
  * A cond is glibc's until a wait with a park mutex claims it: glibc's
  * pthread_cond_init (and zero-filled memory) leave a pristine glibc cond,
@@ -10,40 +8,27 @@
  * PP, process-shared) stays glibc's and every call on it passes through;
  * a cond used with both kinds of mutex aborts with a message.
  *
- * A park cond's waiters queue in lib/wait, keyed by the cond's address,
- * oldest first; the cond's storage holds one word, `waiters`, set while
- * any may be queued (written under the key's bucket lock), so that a
- * signal with nobody waiting takes no lock. A waiter queues, releases the
- * mutex, then sleeps (park__wait_enqueue, park__wait_sleep); its grant
- * says who woke it:
- *
- *   PP_GRANT_SIGNAL     signal dequeued and woke the oldest waiter
- *   PP_GRANT_LAST       the last waiter a broadcast took
- *   (a waiter)          a broadcast took this one and the next: the next
- *                       is dequeued but not woken (PARK__SELECT_DEFER)
- *
- * Broadcast takes every waiter and wakes only the first; each woken waiter
- * re-acquires the mutex and leaves the next one on it (pp_mutex_t.next),
- * and the mutex's next release wakes it (pthread_mutex_unlock by whichever
- * thread, or a wait releasing it), so the waiters go to the mutex one at a
- * time, as it frees, with no thundering herd and one wake-up per waiter
- * (as glibc's old requeue had), and the next one usually finds the mutex
- * free. Signal and broadcast touch the cond only under the bucket lock,
- * before any waiter is woken, and a woken waiter does not touch the cond
- * again (but for one case below), so a cond may be destroyed as soon as
- * the waiters it must wake have been taken. Waits are cancellation
- * points: the futex sleep alone is (PARK__WAIT_CANCEL; the rest of the
- * wait runs with cancellation disabled, since park's fault injection
- * sleeps in nanosleep), and a cancelled waiter leaves the queue, or, if a
- * signal picked it, signals the cond again (a cancelled waiter consumes no
- * signal: the one case where a woken waiter touches the cond, as glibc's
- * does), then re-acquires the mutex, with its broadcast successor left on
- * it, before the caller's cleanup handlers run. Timed waits on
- * CLOCK_REALTIME follow changes of the system clock (PARK__WAIT_REALTIME).
+ * A park cond is a park_cond_t (lib/cond.c: the queue, signal, broadcast
+ * and their model, tests/model/cond.pml) in the first word of glibc's
+ * storage; this file keeps the pthread ABI around it. A wait releases and
+ * retakes the pthread mutex, whatever its type (recursion count, owner),
+ * between the steps of lib/cond_impl.h. The next waiter of a broadcast
+ * is left on the mutex (pp_mutex_t.next) and woken by the mutex's next
+ * release (pthread_mutex_unlock by whichever thread, or a wait releasing
+ * it), so the waiters go to the mutex one at a time, as it frees, with one
+ * wake-up each, and the next one usually finds the mutex free. Waits are
+ * cancellation points: the futex sleep alone is (PARK__WAIT_CANCEL; the
+ * rest of the wait runs with cancellation disabled, since park's fault
+ * injection sleeps in nanosleep), and a cancelled waiter leaves the queue
+ * (or passes on the signal it was taken for: park__cond_cancelled), then
+ * re-acquires the mutex, with its broadcast successor left on it, before
+ * the caller's cleanup handlers run. Timed waits on CLOCK_REALTIME follow
+ * changes of the system clock (PARK__WAIT_REALTIME).
  *
  * fork(): the child's queues are emptied (lib/wait/fork.c), which drops
- * the parent's waiters; a `waiters` word left set only costs the child's
+ * the parent's waiters; a waiters word left set only costs the child's
  * first signal or broadcast a look at an empty queue. */
+#include "cond_impl.h"
 #include "preload.h"
 #include "wait/fork.h"
 #include "wait/wait.h"
@@ -54,11 +39,6 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-
-/* A waiter's grant (other than a pointer to the next waiter of a
- * broadcast): small values no waiter's address can take. */
-#define PP_GRANT_SIGNAL 1u
-#define PP_GRANT_LAST 2u
 
 typedef int (*pp_cond_fn)(pthread_cond_t *);
 typedef int (*pp_cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *);
@@ -127,80 +107,6 @@ static pp_cond_t *pp_cond_for_wait(pthread_cond_t *c, pthread_mutex_t *m)
     }
 }
 
-/* ---- the queue (lib/wait) ------------------------------------------------ */
-
-/* Bucket locked: a waiter queues. */
-static bool pp_cond_validate(void *ctx)
-{
-    pp_cond_t *c = ctx;
-    /* relaxed: read by a signaller that holds the mutex the waiter
-     * releases after this (or by one that need not see it). */
-    atomic_store_explicit(&c->waiters, 1, memory_order_relaxed);
-    return true;
-}
-
-/* Bucket locked: a waiter left ungranted, or a signal or broadcast took
- * waiters; `more`: others remain. */
-static void pp_cond_settled(void *ctx, bool more)
-{
-    pp_cond_t *c = ctx;
-    if (!more)
-        atomic_store_explicit(&c->waiters, 0, memory_order_relaxed); /* as in pp_cond_validate */
-}
-
-static const park__wait_ops_t pp_cond_ops = {
-    .validate = pp_cond_validate,
-    .removed = pp_cond_settled,
-};
-
-/* ---- signal, broadcast ------------------------------------------------- */
-
-static unsigned pp_select_signal(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    w->grant = PP_GRANT_SIGNAL;
-    return PARK__SELECT_GRANT | PARK__SELECT_STOP;
-}
-
-static void pp_signal(pp_cond_t *c)
-{
-    /* relaxed: a waiter queued before the signaller took the mutex is
-     * seen through the mutex's ordering; one queued later need not be. */
-    if (atomic_load_explicit(&c->waiters, memory_order_relaxed))
-        park__unpark(c, pp_select_signal, pp_cond_settled, c);
-}
-
-struct pp_broadcast {
-    pp_cond_t *c;
-    park__waiter_t *last; /* the last waiter taken */
-};
-
-/* Takes every waiter: wakes the first, chains the others. */
-static unsigned pp_select_broadcast(void *ctx, park__waiter_t *w)
-{
-    struct pp_broadcast *b = ctx;
-    park__waiter_t *prev = b->last;
-    w->grant = PP_GRANT_LAST;
-    b->last = w;
-    if (!prev)
-        return PARK__SELECT_GRANT;
-    prev->grant = (uintptr_t)w;
-    return PARK__SELECT_GRANT | PARK__SELECT_DEFER;
-}
-
-static void pp_broadcast_settled(void *ctx, bool more)
-{
-    pp_cond_settled(((struct pp_broadcast *)ctx)->c, more);
-}
-
-static void pp_broadcast(pp_cond_t *c)
-{
-    if (!atomic_load_explicit(&c->waiters, memory_order_relaxed)) /* relaxed: as pp_signal */
-        return;
-    struct pp_broadcast b = {.c = c};
-    park__unpark(c, pp_select_broadcast, pp_broadcast_settled, &b);
-}
-
 /* ---- wait ---------------------------------------------------------------- */
 
 struct pp_wait {
@@ -220,8 +126,7 @@ void pp_cond_pass_on(void *next, uint32_t gen)
  * broadcast's next waiter (if any) for the mutex's next release to wake. */
 static void pp_wait_finish(struct pp_wait *x)
 {
-    void *next = x->w.grant > PP_GRANT_LAST ? (void *)x->w.grant : NULL;
-    pp_mutex_cond_relock(x->m, x->saved, next, park__fork_gen);
+    pp_mutex_cond_relock(x->m, x->saved, park__cond_next(&x->w), park__fork_gen);
 }
 
 static void pp_wait_cancelled(void *arg)
@@ -236,10 +141,7 @@ static void pp_wait_cancelled(void *arg)
     __asan_unpoison_memory_region(here - 16384, 16384);
     __asan_handle_no_return();
 #endif
-    if (!park__wait_leave(x->c, &x->w, pp_cond_settled, x->c))
-        x->w.grant = 0; /* left ungranted */
-    else if (x->w.grant == PP_GRANT_SIGNAL)
-        pp_signal(x->c); /* a cancelled waiter consumes no signal */
+    park__cond_cancelled(&x->c->cond, &x->w);
     pp_wait_finish(x);
 }
 
@@ -268,17 +170,11 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     unsigned flags = (clock == CLOCK_REALTIME ? PARK__WAIT_REALTIME : 0) |
                      (cancel_state == PTHREAD_CANCEL_ENABLE ? PARK__WAIT_CANCEL : 0);
     struct pp_wait x = {.c = c, .m = m};
-    park__waiter_init(&x.w, 0);
-    park__waiter_idle(&x.w); /* waiting for an event, not contention */
-    park__wait_enqueue(c, &x.w, 0, &pp_cond_ops, c);
+    park__cond_enqueue(&c->cond, &x.w);
     x.saved = pp_mutex_cond_release(m);
 
     pthread_cleanup_push(pp_wait_cancelled, &x);
-    if (park__wait_sleep(c, &x.w, flags, &pp_cond_ops, c, pp_wait_deadline(abstime)) ==
-        PARK__WAIT_TIMEDOUT) {
-        x.w.grant = 0;
-        err = ETIMEDOUT;
-    }
+    err = park__cond_sleep(&c->cond, &x.w, flags, pp_wait_deadline(abstime));
     pthread_cleanup_pop(0);
     pp_wait_finish(&x);
     pp_cancel_state(cancel_state);
@@ -307,9 +203,7 @@ int pp_cond_destroy(pthread_cond_t *c)
     if (!pp_is_managed(w))
         return PP_REAL(pp_cond_fn, pthread_cond_destroy)(c);
     pp_cond_t *p = pp_of(c);
-    /* EBUSY while waiters are queued. relaxed: `waiters` only filters;
-     * the queue decides (the word may be stale in a forked child). */
-    if (atomic_load_explicit(&p->waiters, memory_order_relaxed) && park__wait_has_waiters(p))
+    if (park_cond_destroy(&p->cond)) /* EBUSY while waiters are queued */
         return EBUSY;
     /* Back to a pristine glibc cond with the same clock. */
     memset(c, 0, sizeof *c);
@@ -331,7 +225,7 @@ int pp_cond_signal(pthread_cond_t *c)
     uint32_t w = pp_wrefs(c);
     if (!pp_is_managed(w))
         return pp_untouched(c, w) ? 0 : PP_REAL(pp_cond_fn, pthread_cond_signal)(c);
-    pp_signal(pp_of(c));
+    park_cond_signal(&pp_of(c)->cond);
     return 0;
 }
 PP_EXPORT1(pp_cond_signal, pthread_cond_signal, "GLIBC_2.3.2")
@@ -341,7 +235,7 @@ int pp_cond_broadcast(pthread_cond_t *c)
     uint32_t w = pp_wrefs(c);
     if (!pp_is_managed(w))
         return pp_untouched(c, w) ? 0 : PP_REAL(pp_cond_fn, pthread_cond_broadcast)(c);
-    pp_broadcast(pp_of(c));
+    park_cond_broadcast(&pp_of(c)->cond);
     return 0;
 }
 PP_EXPORT1(pp_cond_broadcast, pthread_cond_broadcast, "GLIBC_2.3.2")

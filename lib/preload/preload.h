@@ -16,11 +16,12 @@
  *           process-shared rwlock, which is glibc's.
  *   sem     a 64-bit magic at offset 24, past glibc's 16 bytes.
  *
- * The condition variable queues its waiters in lib/wait, as park's
- * primitives do (lib/preload/cond.c). */
+ * The condition variable is park's (lib/cond.c), inside glibc's storage;
+ * lib/preload/cond.c keeps the pthread ABI around it. */
 #ifndef PARK_PRELOAD_H
 #define PARK_PRELOAD_H
 
+#include <park/cond.h>
 #include <park/mutex.h>
 #include <park/rwlock.h>
 #include <park/sem.h>
@@ -68,10 +69,9 @@ typedef struct pp_mutex {
 #define PP_COND_MANAGED_MASK 0xffff0000u
 
 typedef struct pp_cond {
-    /* 0: non-zero while waiters may be queued on the cond's key (its
-     * address) in lib/wait; written under that key's bucket lock; zero in
-     * a pristine cond. */
-    _Atomic uint32_t waiters;
+    /* 0: the park condition variable (lib/cond.c): its waiters queue in
+     * lib/wait under this address; zero in a pristine cond. */
+    park_cond_t cond;
     uint32_t pad0[8]; /* 4 */
     uint32_t wrefs;   /* 36: glibc's __wrefs: the marker and the clock */
     uint32_t pad2[2]; /* 40 */

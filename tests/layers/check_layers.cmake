@@ -38,7 +38,9 @@ set(park_public_places
   pool.h    pool
   task.h    task
   mutex.h   prim
+  cond.h    prim
   sem.h     prim
+  event.h   prim
   rwlock.h  prim
   lazy.h    prim
   chan.h    prim
