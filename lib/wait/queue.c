@@ -27,16 +27,17 @@ typedef struct bucket {
 
 static bucket_t buckets[BUCKET_COUNT];
 
-/* Keys sharing a hint slot share a bucket (the slot index extends the
- * bucket index by more bits of the same hash), so a slot is only written
- * under its bucket's lock; readers load it without the lock. */
+/* Keys sharing a hint slot share a bucket (bucket_of), so a slot is only
+ * written under its bucket's lock; readers load it without the lock. */
 _Static_assert(BUCKET_BITS <= PARK__HINT_BITS, "a hint slot must map to one bucket");
 uint32_t park__wait_hints[1u << PARK__HINT_BITS];
 
+/* A key's bucket: the top BUCKET_BITS bits of its hint slot's index, so
+ * one hash (park__hint_of, park/common.h) places a key in both tables. */
 static bucket_t *bucket_of(const void *key)
 {
-    uint64_t h = ((uint64_t)(uintptr_t)key >> 2) * 0x9e3779b97f4a7c15u;
-    return &buckets[h >> (64 - BUCKET_BITS)];
+    size_t slot = (size_t)(park__hint_of(key) - park__wait_hints);
+    return &buckets[slot >> (PARK__HINT_BITS - BUCKET_BITS)];
 }
 
 /* Bucket locked. relaxed: the readers are the lock-free release paths,
