@@ -15,6 +15,8 @@
 # PARK_MODEL_DEFS (e.g. -DSC_UNLOCK) is added to every case's switches. With
 # -DSLEEP_CHECK_ALL every waiter fences, so the two variants that only break
 # the cover (mutex-cover-by-p, mutex-fast-unlock-s) pass and are reported.
+# PARK_MODEL_ONLY (a shell pattern, e.g. 'cond*') runs only the cases whose
+# names match.
 # PARK_MODEL_KEEP=1 keeps the work folder (models, verifiers, trails) for
 # replaying a counterexample with spin -t -p.
 # PARK_MODEL_FULL=1 adds the larger bounds (3 threads x 3 iterations: about
@@ -52,6 +54,10 @@ run_case()
 {
     name=$1 model=$2 expect=$3 defs="$4 ${PARK_MODEL_DEFS:-}" mode=${5:-safety}
     hash=${6:-24}
+    case $name in
+    ${PARK_MODEL_ONLY:-*}) ;;
+    *) return 0 ;;
+    esac
     dir=$work/$name
     mkdir -p "$dir" && cp "$here/$model" "$dir/" || return 1
     cd "$dir" || return 1
@@ -297,7 +303,7 @@ run_case chan-close             chan.pml    pass        "-DCLOSE"
 run_case chan-close-2-receivers chan.pml    pass        "-DCLOSE -DSENDERS=1 -DRECEIVERS=2 -DPER=2"
 run_case chan-recv-no-closed    chan.pml    lost-wakeup "-DCLOSE -DRECV_NO_CLOSED"
 
-# The drop-in's condition variable (lib/preload/cond.c) with its mutex:
+# The condition variable (lib/cond.c) with its mutex, as the drop-in uses it:
 # a broadcast's waiters chained through the mutex's releases (also when
 # another thread unlocks it for them), signals, a waiter that times out,
 # and one cancelled as a signal or broadcast takes it; nobody is left
@@ -315,6 +321,12 @@ run_case cond-no-pass           cond.pml    lost-wakeup "-DNO_PASS"
 run_case cond-no-chain          cond.pml    lost-wakeup "-DCANCEL -DNO_CHAIN"
 run_case cond-clear-always      cond.pml    lost-wakeup "-DSIGNAL -DTIMED -DCLEAR_ALWAYS"
 run_case cond-no-resignal       cond.pml    lost-wakeup "-DSIGNAL -DCANCEL -DNO_RESIGNAL"
+# park_cond_wait: the woken waiter wakes the next once it holds the mutex.
+run_case cond-eager             cond.pml    pass        "-DEAGER"
+run_case cond-eager-timed       cond.pml    pass        "-DEAGER -DTIMED -DNW=4"
+run_case cond-eager-other-unlocks cond.pml  pass        "-DEAGER -DOTHER_UNLOCKS"
+run_case cond-eager-signal-timed cond.pml   pass        "-DEAGER -DSIGNAL -DTIMED"
+run_case cond-eager-no-chain    cond.pml    lost-wakeup "-DEAGER -DNO_CHAIN"
 
 # The rwlock (lib/rwlock.c): writer preference (WW, D and the last reader's
 # hand-over), the reader batch, downgrade, a timed-out writer that admits

@@ -1,5 +1,8 @@
-/* tests/model/cond.pml: the drop-in's condition variable (lib/preload/
- * cond.c) on lib/wait, with the mutex it is used with, for Spin. Run by
+/* tests/model/cond.pml: the condition variable (lib/cond.c) on lib/wait,
+ * with the mutex it is used with, for Spin: as the drop-in uses it
+ * (lib/preload/cond.c: a broadcast's next waiter is left on the mutex for
+ * its next release to wake) and, with -DEAGER, as park_cond_wait does (a
+ * woken waiter wakes the next as soon as it holds the mutex again). Run by
  * check.sh.
  *
  * The cond: a FIFO queue of waiters under its bucket lock, and the word
@@ -34,6 +37,7 @@
  *              The notifier posts a token for each of the other waiters.
  *   -DOTHER_UNLOCKS (broadcast) the woken waiters return with the mutex
  *              held and the notifier unlocks it for each of them.
+ *   -DEAGER    park_cond_wait's chain: no pass-on through the mutex.
  *
  * Checked: no lost wake-up: every thread finishes (a waiter asleep forever,
  * or blocked on a mutex nobody releases, is an invalid end state); in
@@ -42,7 +46,7 @@
  * Broken variants (must fail with a lost wake-up):
  *   NO_PASS          a release does not wake the waiter left on the mutex
  *   NO_CHAIN         a woken waiter does not leave its successor on the
- *                    mutex
+ *                    mutex (with EAGER: does not wake it)
  *   CLEAR_ALWAYS     a waiter that leaves clears `waiters` even when others
  *                    remain, so a signal finds "nobody waiting"
  *   NO_RESIGNAL      (with CANCEL, SIGNAL) a cancelled waiter that a
@@ -243,7 +247,12 @@ inline wait()
     lock();
 #ifndef NO_CHAIN
     if
-    :: grant[me] >= G_NEXT -> mnext = grant[me] - G_NEXT
+    :: grant[me] >= G_NEXT ->
+#ifdef EAGER
+        woken[grant[me] - G_NEXT] = 1
+#else
+        mnext = grant[me] - G_NEXT
+#endif
     :: else -> skip
     fi
 #endif
