@@ -387,16 +387,14 @@ static void unlock_finish(void *ctx, bool more)
     __atomic_store_n(&u->m->state_, s, __ATOMIC_RELEASE);
 }
 
-/* Counts a slow unlock: true once in PACE_SAMPLE, when this window and
- * the one before it were slow (the thread is not bound by the lock); *now
- * is then the clock. */
-static bool pace_slow(park_time_t *now)
+/* At a sample (the clock `now`, one slow unlock in PACE_SAMPLE): true when
+ * the window that ends here and the one before it were slow (the thread
+ * is not bound by the lock). */
+static bool pace_slow(park_time_t now)
 {
-    if (++pace.unlocks % PACE_SAMPLE != 0)
-        return false;
     park_time_t last = pace.at;
-    *now = pace.at = park_now();
-    bool slow = last != 0 && *now - last >= (park_time_t)PACE_SAMPLE * PACE_BUSY_NS;
+    pace.at = now;
+    bool slow = last != 0 && now - last >= (park_time_t)PACE_SAMPLE * PACE_BUSY_NS;
     bool twice = slow && pace.slow;
     pace.slow = slow;
     return twice;
@@ -404,14 +402,14 @@ static bool pace_slow(park_time_t *now)
 
 void park__mutex_unlock_slow(park_mutex_t *m)
 {
+    /* One slow unlock in PACE_SAMPLE reads the clock, for the pace and to
+     * ask whether the bucket has made no fair hand-off for PARK__FAIR_NS.
+     * Without this look an unlock with a woken waiter on its way (W) skips
+     * the bucket, and with more threads than CPUs W is set most of the
+     * time (the woken waiter waits for a CPU), so hand-offs came rarely. */
     park_time_t now = 0;
-    bool slow = pace_slow(&now);
-    /* When pace_slow read the clock (one slow unlock in PACE_SAMPLE): has
-     * the bucket made no fair hand-off for PARK__FAIR_NS? Without this
-     * look an unlock with a woken waiter on its way (W) skips the bucket,
-     * and with more threads than CPUs W is set most of the time (the
-     * woken waiter waits for a CPU), so hand-offs came rarely. */
-    bool fair = now != 0 && park__wait_fair_due(m, now);
+    bool fair = park__wait_fair_look(m, &pace.unlocks, PACE_SAMPLE, &now);
+    bool slow = now != 0 && pace_slow(now);
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     for (;;) {
         /* Only the holder unlocks, and nobody else clears L: a free word is

@@ -379,9 +379,8 @@ static void fifo_finish(void *ctx, bool more)
 static bool fair_look(const park_sem_t *s)
 {
     static _Thread_local uint32_t releases;
-    if (++releases % 64 != 0)
-        return false;
-    return park__wait_fair_due(s, park_now());
+    park_time_t now;
+    return park__wait_fair_look(s, &releases, 64, &now);
 }
 
 int park__sem_release_slow(park_sem_t *s, uint32_t n)

@@ -157,6 +157,26 @@ bool park__wait_owed(const park__waiter_t *w, park_time_t *clock);
  * lib/mutex.c). */
 bool park__wait_fair_due(const void *key, park_time_t now);
 
+/* The fair look of a release or unlock that would otherwise skip the lock
+ * (lib/mutex.c, lib/sem.c), sampled so that most such calls pay only an
+ * increment: one call in `every` of the calling thread (counted in *calls,
+ * the caller's _Thread_local) reads the clock into *now and asks
+ * park__wait_fair_due; the others return false and leave *now. The rate
+ * is the caller's, because what it counts differs: the mutex counts every
+ * slow unlock and shares the sample's clock with its pace measure, whose
+ * windows the rate sizes (one in 32); the semaphore counts only releases
+ * that find a woken waiter on its way (one in 64). Either rate reads the
+ * clock rarely and still looks far more often than PARK__FAIR_NS: at a
+ * release every 100 ns, one in 64 looks every 6.4 us. */
+static inline bool park__wait_fair_look(const void *key, uint32_t *calls, uint32_t every,
+                                        park_time_t *now)
+{
+    if (++*calls % every != 0)
+        return false;
+    *now = park_now();
+    return park__wait_fair_due(key, *now);
+}
+
 /* A woken waiter that has not come for this long is late: it was woken
  * but is not running (with more threads than CPUs, a woken thread may
  * wait milliseconds for a CPU, and while a CPU is busy the scheduler may
