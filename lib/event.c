@@ -1,0 +1,218 @@
+/* lib/event.c: park_event, a manual-reset or auto-reset event.
+ * Design notes: docs/design/event.md; protocol model: tests/model/event.pml.
+ *
+ * State word (park_event_t.state_), bits named in park/event.h: S (SET)
+ * the event is set (auto: and not consumed); W (WAITERS) waiters are
+ * queued in lib/wait under the event's address; M (MANUAL) manual reset,
+ * fixed at initialisation and left out of the table.
+ *
+ *   0   not set, nobody queued
+ *   S   set
+ *   W   not set, waiters queued
+ *
+ * S and W are never both there: validate refuses to queue while S is set,
+ * and a set that finds W grants instead of storing S.
+ *
+ * Transitions:
+ *   set                0|S -> S        CAS (inline; S -> S too: a release)
+ *   set, manual, W     W -> S          store, bucket locked: every queued
+ *                                      waiter granted (one batch wake)
+ *   set, auto, W       W -> W or 0     store, bucket locked: the oldest
+ *                                      waiter granted (W stays if others
+ *                                      remain); S is not stored
+ *   set, W gone        x -> S          store, bucket locked: the last
+ *                                      waiter left before the lock
+ *   consume (auto)     S -> 0          CAS (inline try_wait)
+ *   reset              S -> 0          fetch_and (inline)
+ *   queue (validate)   0|W -> W        CAS, bucket locked; refused on S
+ *   last waiter leaves W -> 0          fetch_and, bucket locked (timeout,
+ *                                      cancel)
+ *
+ * W changes only under the bucket lock, and while it is set nothing but a
+ * bucket-lock holder changes the word (the lock-free set and consume need
+ * W clear or S set; a reset finds S clear and writes nothing), so a set
+ * that finds W decides under the lock and stores the whole word. A waiter
+ * learns that it passed from its grant, never from the word: a manual set
+ * reset at once has still released every waiter it found. A timed-out or
+ * cancelled waiter either was granted first (the wait succeeds: an auto
+ * set is consumed by it) or leaves ungranted, and the set that did not
+ * find it goes to the next waiter or stays in the word (rule 5). */
+#include <errno.h>
+
+#include <park/event.h>
+
+#include "async.h"
+#include "wait/fork.h"
+#include "wait/wait.h"
+
+#define S PARK__EVENT_SET
+#define W PARK__EVENT_WAITERS
+#define M PARK__EVENT_MANUAL
+
+static bool manual(const park_event_t *e)
+{
+    /* relaxed: M never changes after initialisation. */
+    return __atomic_load_n(&e->state_, __ATOMIC_RELAXED) & M;
+}
+
+void park_event_init(park_event_t *e, bool manual_reset, bool initially_set)
+{
+    /* relaxed: nobody uses *e meanwhile; whatever hands *e to other
+     * threads orders this store. */
+    __atomic_store_n(&e->state_, (manual_reset ? M : 0u) | (initially_set ? S : 0u),
+                     __ATOMIC_RELAXED);
+}
+
+int park_event_destroy(park_event_t *e)
+{
+    /* acquire: pairs with the release of the last set. */
+    if (!(__atomic_load_n(&e->state_, __ATOMIC_ACQUIRE) & W))
+        return 0;
+    /* In a forked child W may outlive the waiters left behind. */
+    return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(e) ? 0 : EBUSY;
+}
+
+/* ---- waiting ------------------------------------------------------------ */
+
+/* What a waiter carries, thread or task (the ctx of the callbacks). */
+struct wait_ctx {
+    park_event_t *e;
+};
+
+static bool wait_validate(void *ctx)
+{
+    park_event_t *e = ((struct wait_ctx *)ctx)->e;
+    uint32_t v = __atomic_load_n(&e->state_, __ATOMIC_RELAXED);
+    for (;;) {
+        if (v & S)
+            return false; /* set meanwhile: pass (or consume) it instead */
+        if (v & W)
+            return true;
+        /* 0 -> W; relaxed: the bucket lock orders it against a set's
+         * locked path, and the lock-free set's CAS fails on it. */
+        if (__atomic_compare_exchange_n(&e->state_, &v, v | W, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return true;
+    }
+}
+
+static void wait_removed(void *ctx, bool more)
+{
+    park_event_t *e = ((struct wait_ctx *)ctx)->e;
+    if (!more) /* W -> 0; relaxed: only W changes, under the bucket lock */
+        __atomic_fetch_and(&e->state_, ~W, __ATOMIC_RELAXED);
+}
+
+static const park__wait_ops_t wait_ops = {
+    .validate = wait_validate,
+    .removed = wait_removed,
+};
+
+int park__event_wait_slow(park_event_t *e, park_time_t deadline)
+{
+    struct wait_ctx c = {.e = e};
+    park__waiter_t w;
+    park__waiter_init(&w, 0);
+    /* No spin before queueing: an event waits for something that happens
+     * at the application's pace (a request, the end of a job), rarely
+     * within the microseconds a spin covers. A manual set releases all its
+     * waiters together: they sleep on their bucket's batch word, woken by
+     * one system call. */
+    unsigned flags = manual(e) ? PARK__WAIT_BATCH : 0;
+    for (;;) {
+        if (park_event_try_wait(e))
+            return 0;
+        if (deadline != PARK_FOREVER && park_now() >= deadline)
+            return ETIMEDOUT;
+        switch (park__wait(e, &w, flags, &wait_ops, &c, deadline)) {
+        case PARK__WAIT_GRANTED:
+            return 0; /* released by a set (auto: the set is ours) */
+        case PARK__WAIT_TIMEDOUT:
+            return ETIMEDOUT;
+        default:
+            break; /* set before we were queued: look again */
+        }
+    }
+}
+
+int park_event_wait_until(park_event_t *e, park_time_t deadline)
+{
+    if (park_event_try_wait(e))
+        return 0;
+    return park__event_wait_slow(e, deadline);
+}
+
+/* ---- setting with waiters, decided under the bucket lock ---------------- */
+
+struct set_ctx {
+    park_event_t *e;
+    bool manual;
+    bool granted; /* a waiter was granted this set */
+};
+
+/* Manual: every waiter; auto: the oldest. */
+static unsigned set_select(void *ctx, park__waiter_t *w)
+{
+    struct set_ctx *c = ctx;
+    w->grant = 0;
+    c->granted = true;
+    return c->manual ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_STOP;
+}
+
+static void set_finish(void *ctx, bool more)
+{
+    struct set_ctx *c = ctx;
+    uint32_t m = c->manual ? M : 0u;
+    /* Manual: W -> S (every waiter granted, or none was left). Auto: W ->
+     * W or 0 (the oldest granted: the set is consumed), or x -> S (none
+     * was left). Nothing else writes the word while W is set (see the
+     * top), and with W gone a racing set stores S too and a racing
+     * consume of that S comes before ours: a plain store keeps every set.
+     * release: pairs with the acquire in park_event_try_wait; granted
+     * waiters are ordered by the bucket lock and the release of their
+     * `woken`. The setter's last access to the event. */
+    uint32_t next = c->manual || !c->granted ? m | S : m | (more ? W : 0u);
+    __atomic_store_n(&c->e->state_, next, __ATOMIC_RELEASE);
+}
+
+void park__event_set_slow(park_event_t *e)
+{
+    struct set_ctx c = {.e = e, .manual = manual(e)};
+    park__unpark(e, set_select, set_finish, &c);
+}
+
+/* ---- asynchronous waiting (lib/async.h) ---------------------------------- */
+
+static bool async_try_take(void *ctx)
+{
+    return park_event_try_wait(((struct wait_ctx *)ctx)->e);
+}
+
+/* A granted task nobody holds any more: an auto set it consumed goes back
+ * to the event (a manual set was not consumed: nothing to give back). */
+static void async_give_back(void *ctx, park__waiter_t *w)
+{
+    (void)w;
+    park_event_t *e = ((struct wait_ctx *)ctx)->e;
+    if (!manual(e))
+        park_event_set(e);
+}
+
+static const park__acq_ops_t async_ops = {
+    .wait = &wait_ops, /* ctx: the struct wait_ctx inside the task */
+    .try_take = async_try_take,
+    .give_back = async_give_back,
+};
+
+_Static_assert(sizeof(struct wait_ctx) <= PARK__ACQ_CTX_SIZE, "wait_ctx fits an acquisition");
+
+park_task_t *park_event_wait_async_until(park_event_t *e, park_pool_t *pool, park_time_t deadline)
+{
+    struct wait_ctx c = {.e = e};
+    return park__acquire_async(pool, &async_ops, e, 0, &c, sizeof c, deadline);
+}
+
+park_task_t *park_event_wait_async(park_event_t *e, park_pool_t *pool)
+{
+    return park_event_wait_async_until(e, pool, PARK_FOREVER);
+}
