@@ -583,32 +583,10 @@ const park__wait_ops_t park__chan_send_wait_ops = {
 
 #ifdef PARK_DEBUG
 /* PARK_DEBUG: the live channels, so that a second park_chan_destroy aborts
- * with a message instead of freeing twice, without reading the freed
- * channel. A list under a lock: debug builds only. */
-static park__lock_t live_lock = PARK__LOCK_INIT;
-static park_chan_t *live_chans;
-
-static void live_add(park_chan_t *ch)
-{
-    park__lock(&live_lock);
-    ch->next_live = live_chans;
-    live_chans = ch;
-    park__unlock(&live_lock);
-}
-
-/* Takes ch off the list: false if it was not on it. */
-static bool live_remove(park_chan_t *ch)
-{
-    park__lock(&live_lock);
-    park_chan_t **p = &live_chans;
-    while (*p && *p != ch)
-        p = &(*p)->next_live;
-    bool found = *p != NULL;
-    if (found)
-        *p = ch->next_live;
-    park__unlock(&live_lock);
-    return found;
-}
+ * with a message instead of freeing twice. Debug builds only: channels
+ * may be many and short-lived, and the set takes a global lock and walks
+ * its list on every destroy. */
+static park__live_set_t live_chans = PARK__LIVE_SET_INIT;
 #endif
 
 int park_chan_create(park_chan_t **ch, size_t capacity)
@@ -637,7 +615,7 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
         c->cells[i].item = NULL;
     }
 #ifdef PARK_DEBUG
-    live_add(c);
+    park__live_add(&live_chans, &c->live);
 #endif
     *ch = c;
     return 0;
@@ -651,7 +629,7 @@ int park_chan_destroy(park_chan_t *ch)
     if (park__wait_has_waiters(rkey(ch)) || park__wait_has_waiters(skey(ch)))
         return EBUSY;
 #ifdef PARK_DEBUG
-    if (!live_remove(ch))
+    if (!park__live_remove(&live_chans, &ch->live))
         park__misuse("park_chan_destroy", ch,
                      "not a live channel (destroyed already, or never created)");
 #endif

@@ -8,6 +8,7 @@
 #include <park/chan.h>
 #include <stdatomic.h>
 
+#include "wait/lock.h"
 #include "wait/wait.h"
 
 #define CLOSED 1u /* tail: closed */
@@ -43,7 +44,7 @@ struct park_chan {
     uint64_t slip;               /* a blocked send's room to wait for, less 1 (chan.c) */
     given_t *given, *given_last; /* the senders' bucket lock guards them */
 #ifdef PARK_DEBUG
-    struct park_chan *next_live; /* the live channels (chan.c) */
+    park__live_t live; /* in the set of live channels (chan.c) */
 #endif
     _Alignas(64) cell_t cells[];
 };

@@ -675,33 +675,9 @@ static void stop_workers(park_pool_t *pool, unsigned started)
         pthread_join(pool->workers[i].thread, NULL);
 }
 
-/* The live pools, so that a second park_pool_destroy of a pool is caught
- * without reading the freed pool (unless a new pool took its address).
- * Pools are few and made and destroyed rarely: a list under a lock. */
-static park__lock_t live_lock = PARK__LOCK_INIT;
-static park_pool_t *live_pools;
-
-static void live_add(park_pool_t *pool)
-{
-    park__lock(&live_lock);
-    pool->next_live = live_pools;
-    live_pools = pool;
-    park__unlock(&live_lock);
-}
-
-/* Takes pool off the list: false if it was not on it. */
-static bool live_remove(park_pool_t *pool)
-{
-    park__lock(&live_lock);
-    park_pool_t **p = &live_pools;
-    while (*p && *p != pool)
-        p = &(*p)->next_live;
-    bool found = *p != NULL;
-    if (found)
-        *p = pool->next_live;
-    park__unlock(&live_lock);
-    return found;
-}
+/* The live pools, so that a second park_pool_destroy is caught in every
+ * build: pools are few, and made and destroyed rarely. */
+static park__live_set_t live_pools = PARK__LIVE_SET_INIT;
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
@@ -749,7 +725,7 @@ int park_pool_create(park_pool_t **out, const park_pool_config_t *cfg)
             return err == EAGAIN ? EAGAIN : ENOMEM;
         }
     }
-    live_add(pool);
+    park__live_add(&live_pools, &pool->live);
     *out = pool;
     return 0;
 }
@@ -770,7 +746,7 @@ void park_pool_destroy(park_pool_t *pool)
     if (self && self->pool == pool)
         park__misuse("park_pool_destroy", pool,
                      "called from one of the pool's own workers, it would wait for itself");
-    if (!live_remove(pool))
+    if (!park__live_remove(&live_pools, &pool->live))
         park__misuse("park_pool_destroy", pool,
                      "not a live pool (destroyed already, or never created)");
     /* seq_cst: from here on, submissions see closing (park_pool_submit). */

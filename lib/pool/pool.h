@@ -57,8 +57,8 @@ struct park_pool {
     _Atomic size_t overflow_n;
     park__lock_t overflow_lock;
     park__overflow_t *overflow_head, *overflow_tail;
-    struct park__timer *timer;   /* created on first use (timer.c) */
-    struct park_pool *next_live; /* the list of live pools (pool.c) */
+    struct park__timer *timer; /* created on first use (timer.c) */
+    park__live_t live;         /* in the set of live pools (pool.c) */
     park__lock_t timer_lock;
 };
 

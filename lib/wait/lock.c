@@ -33,3 +33,24 @@ void park__unlock_slow(park__lock_t *l)
 {
     park__futex_wake((uint32_t *)&l->word, 1);
 }
+
+void park__live_add(park__live_set_t *set, park__live_t *obj)
+{
+    park__lock(&set->lock);
+    obj->next = set->head;
+    set->head = obj;
+    park__unlock(&set->lock);
+}
+
+bool park__live_remove(park__live_set_t *set, park__live_t *obj)
+{
+    park__lock(&set->lock);
+    park__live_t **p = &set->head;
+    while (*p && *p != obj)
+        p = &(*p)->next;
+    bool found = *p != NULL;
+    if (found)
+        *p = obj->next;
+    park__unlock(&set->lock);
+    return found;
+}

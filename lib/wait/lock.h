@@ -71,4 +71,30 @@ static inline void park__unlock(park__lock_t *l)
         park__unlock_slow(l);
 }
 
+/* A set of live objects, so that a second destroy is caught without
+ * reading the freed object (unless a newer object took its address): a
+ * list under an internal lock, linked through a park__live_t inside each
+ * object. Adding and removing take the lock and removing walks the list,
+ * so it suits objects made and destroyed rarely (pools), or a debug
+ * build's check (channels). */
+typedef struct park__live {
+    struct park__live *next;
+} park__live_t;
+
+typedef struct park__live_set {
+    park__lock_t lock;
+    park__live_t *head;
+} park__live_set_t;
+
+#define PARK__LIVE_SET_INIT                                                                        \
+    {                                                                                              \
+        PARK__LOCK_INIT, NULL                                                                      \
+    }
+
+void park__live_add(park__live_set_t *set, park__live_t *obj);
+
+/* Takes obj off the set: false if it was not in it. obj is read only if
+ * it is in the set (the walk compares addresses). */
+bool park__live_remove(park__live_set_t *set, park__live_t *obj);
+
 #endif /* PARK_LIB_WAIT_LOCK_H */
