@@ -39,8 +39,6 @@
  * last access to the object is the store that ends the run (rule 9). */
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include <park/lazy.h>
 
@@ -137,11 +135,8 @@ static void store_end(void *ctx, bool more)
 {
     struct end_ctx *e = ctx;
 #ifdef PARK_DEBUG
-    if (more) {
-        fprintf(stderr, "park: lazy %p: a caller stayed queued after its run ended\n",
-                (void *)e->state);
-        abort();
-    }
+    if (more)
+        park__misuse("end_run", e->state, "a caller stayed queued after its run ended");
 #else
     (void)more;
 #endif
@@ -415,11 +410,8 @@ static bool start_run(park_lazy_t *l, park_task_t *t)
                                      __ATOMIC_RELAXED))
         return false;
     /* R -> R|W: validate cannot refuse, only this thread ends the run. */
-    if (park__acq_enqueue(t, 0) != PARK__WAIT_QUEUED) {
-        fprintf(stderr, "park: lazy %p: the starter of a run could not queue behind it\n",
-                (void *)l);
-        abort();
-    }
+    if (park__acq_enqueue(t, 0) != PARK__WAIT_QUEUED)
+        park__misuse("start_run", l, "the starter of a run could not queue behind it");
     park_pool_t *pool = l->reserved_;
     park_task_t *run = ((park_lazy_async_fn)(void (*)(void))l->fn_)(l->arg_, pool);
     int err = ENOMEM; /* a factory that returns NULL */

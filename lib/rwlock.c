@@ -41,8 +41,6 @@
  * Outside the bucket lock the word changes only by a CAS from a word
  * without W, WW and D, a reader's fetch_sub, or a CAS from exactly 0 or W. */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include <park/rwlock.h>
 
@@ -147,10 +145,10 @@ static void track_remove(park_rwlock_t *rw)
 
 static _Noreturn void too_many_readers(const park_rwlock_t *rw)
 {
-    fprintf(stderr, "park: park_rwlock_read_lock(%p): %u read holds at once\n", (const void *)rw,
-            READERS);
-    abort();
+    park__misuse("park_rwlock_read_lock", rw,
+                 "more read holds at once than the reader count holds (2^28 - 1)");
 }
+_Static_assert(READERS == (1u << 28) - 1, "too_many_readers names the reader count's bound");
 
 void park_rwlock_init(park_rwlock_t *rw)
 {

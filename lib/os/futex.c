@@ -6,7 +6,6 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -67,10 +66,8 @@ void park__os_membarrier(void)
 {
     /* Registered, so it cannot fail; if it did, callers that rely on it
      * would lose wake-ups, which is worse than stopping. */
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-        fprintf(stderr, "park: membarrier failed after registration\n");
-        abort();
-    }
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        park__misuse("park__os_membarrier", NULL, "membarrier failed after registration");
 }
 
 void park__os_yield(void)

@@ -53,7 +53,9 @@ void park__os_membarrier(void);
 
 /* Writes "park: call(obj): what" to stderr and aborts: for misuse that no
  * return value can report (a call that would wait for itself, a second
- * destroy, a released task used). Never returns. */
+ * destroy, a released task used), and for a state that cannot happen
+ * (then `call` names park's own function). Every abort in park but the
+ * drop-in's own goes through here. Never returns. */
 _Noreturn void park__misuse(const char *call, const void *obj, const char *what);
 
 /* Gives the processor to another runnable thread. */
