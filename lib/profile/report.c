@@ -11,7 +11,6 @@
  * last resort. */
 #include <dlfcn.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,28 +19,34 @@
 #include <elfutils/libdwfl.h>
 #endif
 
+#include "os/os.h"
 #include "profile/tables.h"
 
 bool park__profile_on;
 
 /* ---- on and off ---------------------------------------------------------- */
 
-/* park_profile_start's setup, once: 0 not begun, 1 running, 2 done. A spin
- * rather than a mutex: under the drop-in a pthread mutex is park's own. */
-static int setup_state;
+/* park_profile_start's setup, once: 0 not begun, 1 running, 2 done. Other
+ * callers sleep on the word until it is done, on a futex of lib/os: not on
+ * a mutex (under the drop-in a pthread mutex is park's own), nor in lib/wait
+ * (lib/profile sits below it: lib/wait records every wait here), nor
+ * yielding for as long as a setup's allocations take. */
+static uint32_t setup_state;
 static int setup_error;
 
 int park_profile_start(void)
 {
-    int s = 0;
+    uint32_t s = 0;
     if (__atomic_compare_exchange_n(&setup_state, &s, 1, false, __ATOMIC_ACQUIRE,
                                     __ATOMIC_ACQUIRE)) {
         setup_error = park__profile_setup();
         /* release: pairs with the acquire loads below. */
         __atomic_store_n(&setup_state, 2, __ATOMIC_RELEASE);
+        park__futex_wake(&setup_state, INT32_MAX);
     }
+    /* Any return may be spurious: only the word is trusted. */
     while (__atomic_load_n(&setup_state, __ATOMIC_ACQUIRE) != 2)
-        sched_yield();
+        park__futex_wait(&setup_state, 1, PARK_FOREVER);
     if (setup_error)
         return setup_error;
     __atomic_store_n(&park__profile_on, true, __ATOMIC_RELAXED); /* see profile.h */
