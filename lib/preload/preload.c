@@ -71,22 +71,16 @@ int pp_check_clock(clockid_t clock)
     return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC ? 0 : EINVAL;
 }
 
-static uint64_t pp_ts_ns(const struct timespec *ts)
-{
-    return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
-
 park_time_t pp_deadline(clockid_t clock, const struct timespec *abstime)
 {
-    if (abstime->tv_sec < 0)
-        return 0;
-    if (clock == CLOCK_MONOTONIC)
-        return pp_ts_ns(abstime);
+    park_time_t at = pp_ts_ns(abstime);
+    if (clock == CLOCK_MONOTONIC || at == PARK_FOREVER)
+        return at;
     /* CLOCK_REALTIME: the same distance from now on CLOCK_MONOTONIC (a
      * clock step during the wait does not move the deadline). */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t at = pp_ts_ns(abstime), rt = pp_ts_ns(&now);
+    park_time_t rt = pp_ts_ns(&now);
     if (at <= rt)
         return 0;
     return park_deadline_in(at - rt);

@@ -143,6 +143,20 @@ static inline bool pp_valid_ts(const struct timespec *ts)
 {
     return ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
 }
+/* A valid ts (pp_valid_ts) in ns since its clock's epoch, saturating: 0
+ * before the epoch (tv_sec < 0), PARK_FOREVER where the count of ns would
+ * not fit in 64 bits (the year 2554 on CLOCK_REALTIME): such a time never
+ * comes, and a product that wrapped would make it one in the past. */
+static inline park_time_t pp_ts_ns(const struct timespec *ts)
+{
+    if (ts->tv_sec < 0)
+        return 0;
+    uint64_t ns;
+    if (__builtin_mul_overflow((uint64_t)ts->tv_sec, (uint64_t)1000000000u, &ns) ||
+        __builtin_add_overflow(ns, (uint64_t)ts->tv_nsec, &ns))
+        return PARK_FOREVER;
+    return ns;
+}
 
 /* The calling thread's identity for owner checks. */
 static inline uintptr_t pp_self(void)

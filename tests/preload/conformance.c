@@ -235,6 +235,34 @@ TEST(mutex_timedlock_gets_the_lock_released_in_time)
     ASSERT_EQ(a.result, 0);
 }
 
+static void *timedlock_far(void *p)
+{
+    struct timed_arg *a = p;
+    /* The year 2603: its ns since the epoch do not fit in 64 bits (wrapped,
+     * they would be a time in 2019, long past on CLOCK_REALTIME). */
+    struct timespec at = {.tv_sec = 20000000000, .tv_nsec = 0};
+    a->result = a->clock == CLOCK_REALTIME ? pthread_mutex_timedlock(a->m, &at)
+                                           : pthread_mutex_clocklock(a->m, a->clock, &at);
+    if (a->result == 0)
+        pthread_mutex_unlock(a->m);
+    return NULL;
+}
+
+TEST(mutex_timedlock_with_a_deadline_past_64_bit_ns_waits_for_the_unlock)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    clockid_t clocks[] = {CLOCK_REALTIME, CLOCK_MONOTONIC};
+    for (int c = 0; c < 2; c++) {
+        ASSERT_EQ(pthread_mutex_lock(&m), 0);
+        struct timed_arg a = {&m, clocks[c], 0, -1, 0};
+        pthread_t t = spawn(timedlock_far, &a);
+        test_sleep_ns(20 * MS);
+        ASSERT_EQ(pthread_mutex_unlock(&m), 0);
+        join(t);
+        ASSERT_EQ(a.result, 0);
+    }
+}
+
 TEST(mutex_clocklock_with_bad_clock_is_einval)
 {
     pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -1612,6 +1640,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(mutex_timedlock_of_held_times_out_never_early_on_both_clocks),
     TEST_ENTRY(mutex_timedlock_of_free_with_past_deadline_succeeds),
     TEST_ENTRY(mutex_timedlock_gets_the_lock_released_in_time),
+    TEST_ENTRY(mutex_timedlock_with_a_deadline_past_64_bit_ns_waits_for_the_unlock),
     TEST_ENTRY(mutex_clocklock_with_bad_clock_is_einval),
     TEST_ENTRY(mutex_timedlock_with_bad_nsec_must_wait_is_einval),
     TEST_ENTRY(mutex_robust_passes_through_and_reports_owner_death),
