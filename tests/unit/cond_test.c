@@ -150,7 +150,10 @@ TEST(cond_signal_wakes_exactly_one_waiter_oldest_first)
         AWAIT(atomic_load(&returned) == i + 1);
         /* The others are still queued: one signal, one waiter. */
         ASSERT_EQ(park__wait_count(&c), (size_t)(N - 1 - i));
-        ASSERT_EQ(order[i], i);
+        park_mutex_lock(&m); /* order[] is written under it */
+        int who = order[i];
+        park_mutex_unlock(&m);
+        ASSERT_EQ(who, i);
     }
     for (int i = 0; i < N; i++)
         test_threads_join(t[i]);
@@ -172,10 +175,10 @@ TEST(cond_timed_out_waiter_leaves_the_signal_to_the_next)
 {
     park_cond_t c = PARK_COND_INIT;
     park_mutex_t m = PARK_MUTEX_INIT;
-    struct waiter early = {.c = &c, .m = &m, .deadline = park_deadline_in(5 * MS)};
+    struct waiter early = {.c = &c, .m = &m, .deadline = park_deadline_in(50 * MS)};
     struct waiter late = {.c = &c, .m = &m, .deadline = PARK_FOREVER};
     test_threads_t *te = test_threads_start(1, waiter_main, &early, sizeof early);
-    AWAIT(park__wait_count(&c) == 1);
+    AWAIT(park__wait_count(&c) == 1 || atomic_load(&early.done)); /* queued first */
     test_threads_t *tl = test_threads_start(1, waiter_main, &late, sizeof late);
     AWAIT(atomic_load(&early.done));
     ASSERT_EQ(early.result, ETIMEDOUT);
@@ -236,7 +239,7 @@ TEST(cond_broadcast_sends_waiters_to_the_mutex_one_at_a_time)
      * to hold the mutex: no herd queues on the mutex. */
     AWAIT(park__wait_count(&m) == 1);
     test_sleep_ns(20 * MS);
-    ASSERT_EQ(park__wait_count(&m), 1);
+    ASSERT_LE(park__wait_count(&m), 1); /* (0 for a moment after a spurious wake-up) */
     ASSERT_EQ(atomic_load(&returned), 0);
     park_mutex_unlock(&m);
     for (int i = 0; i < N; i++)
