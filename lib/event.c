@@ -42,6 +42,7 @@
 #include <park/event.h>
 
 #include "async.h"
+#include "os/os.h"
 #include "wait/fork.h"
 #include "wait/wait.h"
 
@@ -122,7 +123,7 @@ int park__event_wait_slow(park_event_t *e, park_time_t deadline)
     for (;;) {
         if (park_event_try_wait(e))
             return 0;
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
+        if (park__deadline_passed(deadline))
             return ETIMEDOUT;
         switch (park__wait(e, &w, flags, &wait_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
