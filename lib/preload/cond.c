@@ -145,19 +145,6 @@ static void pp_wait_cancelled(void *arg)
     pp_wait_finish(x);
 }
 
-/* The time limit of a wait: ns since the epoch of `clock` (PARK_FOREVER
- * past what it can hold; 0 before the epoch, already passed). */
-static park_time_t pp_wait_deadline(const struct timespec *abstime)
-{
-    if (!abstime)
-        return PARK_FOREVER;
-    if (abstime->tv_sec < 0)
-        return 0;
-    if ((uint64_t)abstime->tv_sec >= (PARK_FOREVER - 1000000000u) / 1000000000u)
-        return PARK_FOREVER;
-    return (park_time_t)abstime->tv_sec * 1000000000u + (park_time_t)abstime->tv_nsec;
-}
-
 static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                    const struct timespec *abstime)
 {
@@ -174,7 +161,7 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     x.saved = pp_mutex_cond_release(m);
 
     pthread_cleanup_push(pp_wait_cancelled, &x);
-    err = park__cond_sleep(&c->cond, &x.w, flags, pp_wait_deadline(abstime));
+    err = park__cond_sleep(&c->cond, &x.w, flags, abstime ? pp_ts_ns(abstime) : PARK_FOREVER);
     pthread_cleanup_pop(0);
     pp_wait_finish(&x);
     pp_cancel_state(cancel_state);
