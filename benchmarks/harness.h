@@ -346,6 +346,7 @@ void register_lazy();
 void register_pool();
 void register_async();
 void register_chan();
+void register_cond();
 
 } // namespace bench
 
