@@ -6,9 +6,66 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the report's descriptor ------------------------------------------------
+ *
+ * Where the exit report and the misuse abort write: a copy of standard
+ * error taken at load time, so that a program that closes its standard
+ * error before it exits (xz and GNU sort do) still gets its report, or the
+ * file PARK_PRELOAD_LOG names (appended to). Taken only when
+ * PARK_PRELOAD_VERBOSE=1 or PARK_PRELOAD_LOG is set, numbered 100 or more
+ * (out of the way of a program that counts its low descriptors) and
+ * close-on-exec; -1 until then, and then standard error is used. */
+static int pp_log_fd = -1;
+
+static bool pp_verbose(void)
+{
+    const char *v = getenv("PARK_PRELOAD_VERBOSE");
+    return v && v[0] == '1' && v[1] == '\0';
+}
+
+__attribute__((constructor)) static void pp_log_open(void)
+{
+    const char *path = getenv("PARK_PRELOAD_LOG");
+    if (path && path[0]) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            pp_log_fd = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+            close(fd);
+        }
+        if (pp_log_fd < 0)
+            fprintf(stderr, "park-preload: cannot open PARK_PRELOAD_LOG=%s: %s\n", path,
+                    strerror(errno));
+        return;
+    }
+    if (pp_verbose())
+        pp_log_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+}
+
+/* Writes line and a newline, whole, to the report's descriptor. */
+static void pp_log(const char *line)
+{
+    int fd = pp_log_fd >= 0 ? pp_log_fd : 2;
+    char buf[640];
+    int n = snprintf(buf, sizeof buf, "%s\n", line);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(fd, buf + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        off += (size_t)w;
+    }
+}
 
 void *pp_real(const char *name)
 {
@@ -24,9 +81,10 @@ _Noreturn void pp_die(const char *fmt, ...)
     char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    int n = snprintf(line, sizeof line, "park-preload: ");
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "park-preload: %s\n", line);
+    pp_log(line);
     abort();
 }
 
@@ -42,8 +100,7 @@ void pp_count(int kind, bool managed)
 
 __attribute__((destructor)) static void pp_report(void)
 {
-    const char *v = getenv("PARK_PRELOAD_VERBOSE");
-    if (!v || v[0] != '1' || v[1] != '\0')
+    if (!pp_verbose())
         return;
     static const char *const names[PP_KINDS] = {"mutexes", "conds", "rwlocks", "sems"};
     char line[512];
@@ -54,7 +111,7 @@ __attribute__((destructor)) static void pp_report(void)
                               k ? ";" : "", names[k],
                               atomic_load_explicit(&pp_counts[k][1], memory_order_relaxed),
                               atomic_load_explicit(&pp_counts[k][0], memory_order_relaxed));
-    fprintf(stderr, "%s\n", line);
+    pp_log(line);
 }
 
 int pp_cancel_state(int state)

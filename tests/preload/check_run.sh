@@ -1,12 +1,13 @@
 #!/bin/sh
-# tests/preload/check_run.sh PARK_RUN PRELOAD_LIB PROGRAM
+# tests/preload/check_run.sh PARK_RUN PRELOAD_LIB PROGRAM CLOSES_STDERR
 #
 # park-run and the library's interface: park-run appends the library to
-# LD_PRELOAD; PARK_PRELOAD_VERBOSE=1 prints exactly one report line at exit;
+# LD_PRELOAD; PARK_PRELOAD_VERBOSE=1 prints exactly one report line at exit,
+# also when the program closed its standard error, or into PARK_PRELOAD_LOG;
 # the library defines every pthread_mutex/cond/rwlock and sem_* function
 # it serves under every version glibc defines it with, and nothing else.
 set -eu
-run=$1 lib=$2 prog=$3
+run=$1 lib=$2 prog=$3 closes=$4
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # No command: usage, exit 2.
@@ -32,6 +33,19 @@ printf '%s\n' "$out" | grep -q "mutexes [1-9][0-9]* managed, [1-9][0-9]* passed 
 # ... and none without PARK_PRELOAD_VERBOSE.
 out=$("$run" "$prog" mutex_static_initializers_lock_and_unlock 2>&1 >/dev/null | grep -c '^park-preload:' || true)
 [ "$out" -eq 0 ] || fail "a report without PARK_PRELOAD_VERBOSE"
+
+# A program that closes its standard error before it exits still gets its
+# report (on the copy taken at load time), and PARK_PRELOAD_LOG sends it to
+# a file instead.
+n=$(PARK_PRELOAD_VERBOSE=1 "$run" "$closes" 2>&1 >/dev/null |
+    grep -c '^park-preload: mutexes' || true)
+[ "$n" -eq 1 ] || fail "$n report lines from a program that closed its standard error"
+log=$(mktemp "${TMPDIR:-/tmp}/park-preload-log.XXXXXX")
+trap 'rm -f "$log"' EXIT
+out=$(PARK_PRELOAD_VERBOSE=1 PARK_PRELOAD_LOG=$log "$run" "$closes" 2>&1 >/dev/null)
+[ -z "$out" ] || fail "PARK_PRELOAD_LOG set, yet on standard error: $out"
+n=$(grep -c '^park-preload: mutexes' "$log" || true)
+[ "$n" -eq 1 ] || fail "$n report lines in PARK_PRELOAD_LOG: $(cat "$log")"
 
 # Symbol versions: for every function the preload defines, the same
 # versions as libc.so.6 (objdump -T prints "(VER)" for a compat version).
