@@ -347,6 +347,26 @@ run_case rwlock-no-admit        rwlock.pml  lost-wakeup "-DNO_ADMIT -DTIMED"
 run_case rwlock-handoff-no-w    rwlock.pml  exclusion   "-DHANDOFF_NO_W"
 run_case rwlock-plan-stale      rwlock.pml  permit      "-DPLAN_STALE -DTIMED"
 
+# The event (lib/event.c), auto and manual reset: a set racing waiters that
+# queue, time out and are granted as their deadline passes, and (manual)
+# resets right behind the sets; nobody sleeps beside a set event or after
+# a set that found it queued, and (auto) every set is consumed once or
+# stays. Broken: a validate that ignores S, an inline set that ignores W,
+# a manual set that grants one waiter, an auto set that grants all, a
+# timed-out waiter that drops its grant, a leaving waiter that clears W
+# while others remain.
+run_case event                  event.pml   pass        ""
+run_case event-timed            event.pml   pass        "-DTIMED -DNW=3 -DNTIMED=2"
+run_case event-2-setters        event.pml   pass        "-DTIMED -DSETTERS=2 -DNSETS=1 -DNW=3"
+run_case event-manual           event.pml   pass        "-DMANUAL -DRESET -DTIMED"
+run_case event-manual-2-setters event.pml   pass        "-DMANUAL -DRESET -DTIMED -DNW=3 -DSETTERS=2"
+run_case event-no-recheck       event.pml   lost-wakeup "-DNO_RECHECK"
+run_case event-blind-set        event.pml   lost-wakeup "-DBLIND_SET"
+run_case event-manual-one       event.pml   lost-wakeup "-DMANUAL -DMANUAL_ONE -DRESET"
+run_case event-auto-all         event.pml   permit      "-DAUTO_ALL"
+run_case event-timeout-loses    event.pml   permit      "-DTIMED -DTIMEOUT_LOSES"
+run_case event-clear-w-always   event.pml   lost-wakeup "-DMANUAL -DTIMED -DCLEAR_W_ALWAYS -DNW=3"
+
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
     run_case pool-joiner-2      pool.pml    pass      "-DJOINER" safety 26
