@@ -27,6 +27,13 @@
  * finds each caller's own frame as its call site (lib/profile). */
 #define PARK__INLINE static inline __attribute__((always_inline))
 
+/* The runtime's opaque types (park/task.h, park/pool.h), declared here so
+ * that a primitive's header can declare its asynchronous forms without
+ * including the runtime's headers: a program that only locks a mutex sees
+ * nothing of the pool. Include park/task.h to use a task. */
+typedef struct park_task park_task_t;
+typedef struct park_pool park_pool_t;
+
 #define PARK__LIKELY(x) __builtin_expect(!!(x), 1)
 #define PARK__UNLIKELY(x) __builtin_expect(!!(x), 0)
 

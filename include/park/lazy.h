@@ -39,7 +39,6 @@
 #define PARK_LAZY_H
 
 #include <park/common.h>
-#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -111,7 +110,7 @@ PARK__INLINE int park_lazy_get(park_lazy_t *l, void **value)
         *value = l->value_;
         return 0;
     }
-    park__lazy_result_t r = park__lazy_get_slow(l, (park_time_t)UINT64_MAX);
+    park__lazy_result_t r = park__lazy_get_slow(l, PARK_FOREVER);
     if (r.err == 0)
         *value = r.value;
     return r.err;

@@ -31,7 +31,6 @@
 #define PARK_MUTEX_H
 
 #include <park/common.h>
-#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS

@@ -56,7 +56,6 @@
 #define PARK_RWLOCK_H
 
 #include <park/common.h>
-#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
