@@ -13,6 +13,7 @@
 
 #include <park/park.h>
 
+#include "pool/pool.h" /* white box: park__pool_closing */
 #include "wait/wait.h"
 
 #include "test.h"
@@ -616,6 +617,47 @@ TEST(event_wait_async_until_with_a_deadline_and_no_pool_is_einval_and_consumes_n
     park_task_release(t);
 }
 
+TEST(event_wait_async_until_forever_needs_no_pool)
+{
+    park_event_t e = PARK_EVENT_INIT_AUTO(false);
+    park_task_t *t = not_null(park_event_wait_async_until(&e, NULL, PARK_FOREVER));
+    ASSERT_FALSE(park_task_done(t));
+    park_event_set(&e);
+    ASSERT_EQ(park_task_wait(t, NULL), 0);
+    ASSERT_FALSE(park_event_is_set(&e));
+    park_task_release(t);
+}
+
+/* A timed wait made from a job that runs during park_pool_destroy's drain:
+ * the closing pool's timer cannot keep its deadline. */
+struct closing {
+    park_pool_t *pool;
+    park_event_t e;
+    int err;
+};
+
+static void closing_job(void *arg)
+{
+    struct closing *c = arg;
+    AWAIT(park__pool_closing(c->pool));
+    park_task_t *t = not_null(
+        park_event_wait_async_until(&c->e, c->pool, park_deadline_in(60000 * (uint64_t)MS)));
+    ASSERT_TRUE(park_task_done(t));
+    c->err = park_task_result(t, NULL);
+    park_task_release(t);
+}
+
+TEST(event_wait_async_until_on_a_pool_shutting_down_is_etimedout_at_once_and_consumes_nothing)
+{
+    struct closing c = {.pool = pool_new(1), .e = PARK_EVENT_INIT_AUTO(false), .err = -1};
+    ASSERT_EQ(park_pool_submit(c.pool, closing_job, &c), 0);
+    park_pool_destroy(c.pool);
+    ASSERT_EQ(c.err, ETIMEDOUT);
+    ASSERT_EQ(park__wait_count(&c.e), 0);
+    park_event_set(&c.e);
+    ASSERT_TRUE(park_event_is_set(&c.e));
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(event_size_is_4_bytes),
     TEST_ENTRY(event_zeroed_is_an_auto_reset_event_not_set),
@@ -654,6 +696,9 @@ static const test_case_t tests[] = {
         event_wait_async_until_a_near_deadline_is_etimedout_not_before_it_and_consumes_nothing),
     TEST_ENTRY(event_wait_async_until_passes_when_set_before_the_deadline),
     TEST_ENTRY(event_wait_async_until_with_a_deadline_and_no_pool_is_einval_and_consumes_nothing),
+    TEST_ENTRY(event_wait_async_until_forever_needs_no_pool),
+    TEST_ENTRY(
+        event_wait_async_until_on_a_pool_shutting_down_is_etimedout_at_once_and_consumes_nothing),
 };
 
 int main(int argc, char **argv)
