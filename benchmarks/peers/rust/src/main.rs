@@ -4,6 +4,7 @@
 
 mod acquire;
 mod chan;
+mod cond;
 mod filter;
 mod harness;
 mod locks;
@@ -192,6 +193,19 @@ fn rows() -> Vec<Row> {
                 chan::throughput(cap, t / 2, t / 2, m)
             }));
         }
+    }
+
+    r.push(windowed("cond/pingpong/rust_parking_lot", cond::parking::pingpong));
+    r.push(windowed("cond/pingpong/rust_std", cond::std_sync::pingpong));
+    let broadcast: [(&str, fn(f64) -> Sample); 2] =
+        [("rust_parking_lot", cond::parking::broadcast), ("rust_std", cond::std_sync::broadcast)];
+    for (name, f) in broadcast.iter() {
+        let f = *f;
+        r.push(Row::new(
+            format!("cond/broadcast/{}/threads:{}", name, cond::WAITERS),
+            cond::WAITERS as u32,
+            move |m, _| f(m),
+        ));
     }
     r
 }
