@@ -756,7 +756,7 @@ void park_pool_destroy(park_pool_t *pool)
      * that is so now, or the last worker to go to sleep sees closing (the
      * seq_cst pair in sleep_validate) and sets quiet. */
     if (!quiescent(pool))
-        park__latch_wait(&pool->quiet, PARK_FOREVER);
+        park__latch_wait_idle(&pool->quiet, PARK_FOREVER); /* shutdown, not contention */
     stop_workers(pool, pool->n);
     park__job_t job;
     while (overflow_pop(pool, &job)) /* none left; frees nothing in practice */

@@ -15,6 +15,7 @@ void park__latch_set(park__latch_t *l)
 typedef struct wait_ctx {
     park__latch_t *l;
     _Atomic uint32_t *kick; /* NULL: not kickable */
+    bool idle;              /* not contention: the profiler skips it */
 } wait_ctx_t;
 
 static bool latch_validate(void *ctx)
@@ -40,6 +41,8 @@ static bool latch_wait(wait_ctx_t *c, uintptr_t who, park_time_t deadline)
     while (!park__latch_is_set(c->l)) {
         park__waiter_t w;
         park__waiter_init(&w, who);
+        if (c->idle)
+            park__waiter_idle(&w);
         int r = park__wait(c->l, &w, 0, &latch_ops, c, deadline);
         if (r == PARK__WAIT_TIMEDOUT)
             return park__latch_is_set(c->l);
@@ -52,14 +55,20 @@ static bool latch_wait(wait_ctx_t *c, uintptr_t who, park_time_t deadline)
 
 bool park__latch_wait(park__latch_t *l, park_time_t deadline)
 {
-    wait_ctx_t c = {l, NULL};
+    wait_ctx_t c = {l, NULL, false};
+    return latch_wait(&c, 0, deadline);
+}
+
+bool park__latch_wait_idle(park__latch_t *l, park_time_t deadline)
+{
+    wait_ctx_t c = {l, NULL, true};
     return latch_wait(&c, 0, deadline);
 }
 
 bool park__latch_wait_kickable(park__latch_t *l, _Atomic uint32_t *kick, uintptr_t who,
                                park_time_t deadline)
 {
-    wait_ctx_t c = {l, kick};
+    wait_ctx_t c = {l, kick, false};
     return latch_wait(&c, who, deadline);
 }
 

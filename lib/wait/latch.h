@@ -45,6 +45,10 @@ void park__latch_set(park__latch_t *l);
 /* Parks until the latch is set or the deadline passes: true if set. */
 bool park__latch_wait(park__latch_t *l, park_time_t deadline);
 
+/* park__latch_wait for a wait that is no contention (a pool draining its
+ * work at destroy): the contention profiler does not record it. */
+bool park__latch_wait_idle(park__latch_t *l, park_time_t deadline);
+
 /* Parks until the latch is set, or *kick is nonzero, or the deadline
  * passes: true if set. The waiter is known to kickers as `who`: a kicker
  * stores *kick = 1 and then calls park__latch_kick(l, who), which wakes
