@@ -80,17 +80,17 @@
 #include "wait/spin.h"
 #include "wait/wait.h"
 
-#define L PARK__MUTEX_LOCKED
-#define P PARK__MUTEX_PARKED
-#define S PARK__MUTEX_SLOW_UNLOCK
-#define W PARK__MUTEX_WOKEN
-#define C PARK__MUTEX_CREDIT
+#define LOCKED PARK__MUTEX_LOCKED
+#define PARKED PARK__MUTEX_PARKED
+#define SLOW_UNLOCK PARK__MUTEX_SLOW_UNLOCK
+#define WOKEN PARK__MUTEX_WOKEN
+#define CREDIT PARK__MUTEX_CREDIT
 #define CREDITS PARK__MUTEX_CREDITS
 
-/* w->grant of a woken waiter: woken to retry as the woken waiter (W; two
- * or more share it when one was late), woken to retry by a hinted unlock
- * (W not its), or handed the lock. */
-enum { GRANT_WOKEN = 0, GRANT_RETRY = 1, GRANT_HANDOFF = 2 };
+/* w->grant of a woken waiter (lib/wait/wait.h): woken to retry as the
+ * woken waiter (PARK__GRANT_WOKEN: W; two or more share it when one was
+ * late), woken to retry by a hinted unlock (PARK__GRANT_RETRY: W not its),
+ * or handed the lock (PARK__GRANT_HANDOFF). */
 
 bool park__mutex_store_unlock;
 
@@ -120,15 +120,15 @@ int park_mutex_destroy(park_mutex_t *m)
     /* Credits only remember recent contention; a woken waiter on its way
      * is a thread blocked in park_mutex_lock (in a forked child W may be a
      * thread that is not there: park__woken_mark). */
-    return ((s & L) || park__woken_mark(s & W) || park__wait_has_waiters(m)) ? EBUSY : 0;
+    return ((s & LOCKED) || park__woken_mark(s & WOKEN) || park__wait_has_waiters(m)) ? EBUSY : 0;
 }
 
 /* One attempt to take a free mutex; keeps P, W and the credits, except
  * that the woken waiter (`woken`) clears W as it takes the lock. */
 static bool try_take(park_mutex_t *m, uint32_t *s, bool woken)
 {
-    while (!(*s & L)) {
-        uint32_t next = (*s | PARK__MUTEX_TAKE(*s)) & ~(woken ? W : 0u);
+    while (!(*s & LOCKED)) {
+        uint32_t next = (*s | PARK__MUTEX_TAKE(*s)) & ~(woken ? WOKEN : 0u);
         /* acquire: pairs with the unlock's release. */
         if (__atomic_compare_exchange_n(&m->state_, s, next, true, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED))
@@ -148,14 +148,14 @@ static bool lock_validate(void *ctx)
     struct lock_ctx *c = ctx;
     uint32_t s = __atomic_load_n(&c->m->state_, __ATOMIC_RELAXED);
     for (;;) {
-        if (!(s & L))
+        if (!(s & LOCKED))
             return false; /* free again: retry instead of sleeping (W stays ours) */
-        c->covered = (s & S) != 0;
+        c->covered = (s & SLOW_UNLOCK) != 0;
         /* L|x -> L|x|P|255, and the woken waiter hands back W: the holder's
          * unlock will wake somebody. relaxed: the bucket lock orders it
          * against the bucket-locked unlock; the lock-free unlocks' CAS fails
          * on it; the store unlock is handled by lock_before_sleep. */
-        uint32_t next = ((s | P | CREDITS) & ~(c->woken ? W : 0u));
+        uint32_t next = ((s | PARKED | CREDITS) & ~(c->woken ? WOKEN : 0u));
         if (__atomic_compare_exchange_n(&c->m->state_, &s, next, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
             c->woken = false;
@@ -168,7 +168,7 @@ static void lock_removed(void *ctx, bool more)
 {
     struct lock_ctx *c = ctx;
     if (!more) /* x|P -> x; relaxed: only P changes */
-        __atomic_fetch_and(&c->m->state_, ~P, __ATOMIC_RELAXED);
+        __atomic_fetch_and(&c->m->state_, ~PARKED, __ATOMIC_RELAXED);
 }
 
 /* The waiter's half of the asymmetric Dekker pair (docs/design/mutex.md): a
@@ -184,7 +184,7 @@ static bool lock_before_sleep(void *ctx)
     park__os_membarrier();
     /* relaxed: the membarrier above orders it after our hint and makes a
      * racing unlock's store visible. */
-    return (__atomic_load_n(&c->m->state_, __ATOMIC_RELAXED) & P) != 0;
+    return (__atomic_load_n(&c->m->state_, __ATOMIC_RELAXED) & PARKED) != 0;
 }
 
 static const park__wait_ops_t lock_ops = {
@@ -208,7 +208,7 @@ static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
     for (;;) {
         if (try_take(m, s, woken))
             return true;
-        if (((*s & P) && !woken) || !park__spin(&spin))
+        if (((*s & PARKED) && !woken) || !park__spin(&spin))
             return false;
         *s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     }
@@ -229,12 +229,12 @@ static unsigned pass_select(void *ctx, park__waiter_t *w)
     uint32_t s = __atomic_load_n(&p->m->state_, __ATOMIC_RELAXED);
     for (;;) {
         uint32_t next;
-        if (s & L) {
-            next = s & ~W;
+        if (s & LOCKED) {
+            next = s & ~WOKEN;
         } else if (w->notify) {
-            next = (s & ~W) | L | S | CREDITS;
+            next = (s & ~WOKEN) | LOCKED | SLOW_UNLOCK | CREDITS;
         } else {
-            w->grant = GRANT_WOKEN;
+            w->grant = PARK__GRANT_WOKEN;
             park__wait_note_woken(w, park_now());
             p->passed = true;
             return PARK__SELECT_GRANT | PARK__SELECT_STOP;
@@ -245,9 +245,9 @@ static unsigned pass_select(void *ctx, park__waiter_t *w)
                                         __ATOMIC_RELAXED))
             break;
     }
-    if (s & L)
+    if (s & LOCKED)
         return PARK__SELECT_STOP;
-    w->grant = GRANT_HANDOFF;
+    w->grant = PARK__GRANT_HANDOFF;
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
@@ -255,7 +255,7 @@ static void pass_finish(void *ctx, bool more)
 {
     struct pass_ctx *p = ctx;
     if (!more && !p->passed) /* nobody queued: W (and P) go */
-        __atomic_fetch_and(&p->m->state_, ~(W | P), __ATOMIC_RELAXED);
+        __atomic_fetch_and(&p->m->state_, ~(WOKEN | PARKED), __ATOMIC_RELAXED);
 }
 
 /* The pace of this thread's slow unlocks (every unlock of a mutex that was
@@ -284,7 +284,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
     park__waiter_init(&w, 0);
-    park__waiter_profile(&w, PARK_PROFILE_MUTEX, GRANT_HANDOFF);
+    park__waiter_profile(&w, PARK_PROFILE_MUTEX, PARK__GRANT_HANDOFF);
     struct lock_ctx c = {.m = m};
     unsigned flags = 0;
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
@@ -294,7 +294,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
      * lock its holders carry S and a waiter that does queue needs no
      * membarrier. relaxed: the credits order nothing; a store unlock may
      * erase them, which only costs that. */
-    while ((s & L) && (s & CREDITS) < CREDITS / 2) {
+    while ((s & LOCKED) && (s & CREDITS) < CREDITS / 2) {
         if (__atomic_compare_exchange_n(&m->state_, &s, s | CREDITS, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
             break;
@@ -314,7 +314,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
             w.since = park_now();
         int r = park__wait(m, &w, flags, &lock_ops, &c, deadline);
         pace.at = 0; /* the time spent waiting is no pace */
-        if (r == PARK__WAIT_GRANTED && w.grant == GRANT_HANDOFF)
+        if (r == PARK__WAIT_GRANTED && w.grant == PARK__GRANT_HANDOFF)
             return 0;
         if (r == PARK__WAIT_TIMEDOUT)
             return ETIMEDOUT;
@@ -323,7 +323,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
          * original start time, so that it is the oldest waiter when
          * park__wait_owed grants it a hand-off. */
         if (r == PARK__WAIT_GRANTED) {
-            c.woken = w.grant == GRANT_WOKEN;
+            c.woken = w.grant == PARK__GRANT_WOKEN;
             flags = PARK__WAIT_FRONT;
         }
         s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
@@ -358,11 +358,12 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
      * on its way (read under the bucket lock, where W changes while the
      * mutex is held; in a forked child a W from before the fork holds
      * nothing back): nobody is woken, as by the lock-free unlock. */
-    if (u->fair && !owed && park__woken_mark(__atomic_load_n(&u->m->state_, __ATOMIC_RELAXED) & W))
+    if (u->fair && !owed &&
+        park__woken_mark(__atomic_load_n(&u->m->state_, __ATOMIC_RELAXED) & WOKEN))
         return PARK__SELECT_STOP;
     u->woken = true;
     u->handoff = owed;
-    w->grant = u->handoff ? GRANT_HANDOFF : GRANT_WOKEN;
+    w->grant = u->handoff ? PARK__GRANT_HANDOFF : PARK__GRANT_WOKEN;
     if (!u->handoff)
         park__wait_note_woken(w, clock);
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
@@ -376,9 +377,9 @@ static void unlock_finish(void *ctx, bool more)
     uint32_t v = __atomic_load_n(&u->m->state_, __ATOMIC_RELAXED);
     uint32_t s = v & CREDITS;
     if (u->woken)
-        s = CREDITS | (more ? P : 0u) | (u->handoff ? L | S : W);
+        s = CREDITS | (more ? PARKED : 0u) | (u->handoff ? LOCKED | SLOW_UNLOCK : WOKEN);
     else if (more)
-        s = v & ~(L | S); /* fair, nothing owed: L|S|P|W|c -> P|W|c */
+        s = v & ~(LOCKED | SLOW_UNLOCK); /* fair, nothing owed: L|S|P|W|c -> P|W|c */
     if (u->handoff)
         PARK__PROBE1(handoff, u->m);
     /* release: pairs with the acquire CAS of the next locker (a hand-off
@@ -414,7 +415,7 @@ void park__mutex_unlock_slow(park_mutex_t *m)
     for (;;) {
         /* Only the holder unlocks, and nobody else clears L: a free word is
          * misuse, reported in every build (off the fast path it is free). */
-        if (!(s & L))
+        if (!(s & LOCKED))
             park__misuse("park_mutex_unlock", m, "the mutex is not locked");
         /* Somebody must be woken: nobody is on the way; or the woken
          * waiter is late and this thread is not bound by the lock
@@ -424,7 +425,7 @@ void park__mutex_unlock_slow(park_mutex_t *m)
          * runs; W stays set, and the waiters woken beside it retry as any
          * woken waiter does. */
         bool late = slow && park__wait_woken_late(m, now);
-        if ((s & P) && (!park__woken_mark(s & W) || late || fair)) {
+        if ((s & PARKED) && (!park__woken_mark(s & WOKEN) || late || fair)) {
             struct unlock_ctx u = {.m = m, .fair = fair && !late};
             park__unpark(m, unlock_select, unlock_finish, &u);
             return;
@@ -432,9 +433,9 @@ void park__mutex_unlock_slow(park_mutex_t *m)
         /* Nobody queued (a credit is spent) or a woken waiter on its way
          * (nobody to wake): L|S|x -> x. release: pairs with the next
          * locker's acquire. The last access to *m. */
-        uint32_t next = s & ~(L | S);
-        if (!(s & P) && (next & CREDITS))
-            next -= C;
+        uint32_t next = s & ~(LOCKED | SLOW_UNLOCK);
+        if (!(s & PARKED) && (next & CREDITS))
+            next -= CREDIT;
         if (__atomic_compare_exchange_n(&m->state_, &s, next, true, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
             break;
@@ -444,7 +445,7 @@ void park__mutex_unlock_slow(park_mutex_t *m)
      * to retry); while P is missing, each unlock that finds a waiter in
      * the hint wakes the next. Our CAS, a full barrier, orders this load
      * after it. */
-    if (!(s & P) && __atomic_load_n(park__hint_of(m), __ATOMIC_RELAXED) != 0)
+    if (!(s & PARKED) && __atomic_load_n(park__hint_of(m), __ATOMIC_RELAXED) != 0)
         park__mutex_unlock_hinted(m);
 }
 
@@ -464,17 +465,18 @@ static unsigned hinted_select(void *ctx, park__waiter_t *w)
              * else held -> held|P. relaxed: the bucket lock and the
              * waiter's notify order the hand-over, as for unlock_finish's
              * store. */
-            uint32_t next = (s & L) ? (s | P) : (s | L | S | P | CREDITS);
+            uint32_t next =
+                (s & LOCKED) ? (s | PARKED) : (s | LOCKED | SLOW_UNLOCK | PARKED | CREDITS);
             if (__atomic_compare_exchange_n(&m->state_, &s, next, true, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED))
                 break;
         }
-        if (s & L)
+        if (s & LOCKED)
             return PARK__SELECT_STOP; /* stays queued; the holder will unlock slowly */
-        w->grant = GRANT_HANDOFF;
+        w->grant = PARK__GRANT_HANDOFF;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     }
-    w->grant = GRANT_RETRY;
+    w->grant = PARK__GRANT_RETRY;
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 

@@ -53,17 +53,18 @@
 #define READER PARK__RW_READER
 #define READERS PARK__RW_READERS_MASK
 #define DRAIN PARK__RW_DRAIN
-#define RQ PARK__RW_READERS_QUEUED
-#define WW PARK__RW_WRITER_WAITING
-#define W PARK__RW_WRITER
+#define READERS_QUEUED PARK__RW_READERS_QUEUED
+#define WRITER_WAITING PARK__RW_WRITER_WAITING
+#define WRITER PARK__RW_WRITER
 
-_Static_assert((READERS & (DRAIN | RQ | WW | W)) == 0, "the reader count has its own bits");
+_Static_assert((READERS & (DRAIN | READERS_QUEUED | WRITER_WAITING | WRITER)) == 0,
+               "the reader count has its own bits");
 _Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
 
-/* w->want of a queued waiter, and w->grant of a woken one (a reader is
- * always handed its hold). */
+/* w->want of a queued waiter; its w->grant once woken is
+ * PARK__GRANT_HANDOFF or PARK__GRANT_RETRY (a reader is always handed its
+ * hold). */
 enum { WANT_READ = 1, WANT_WRITE = 2 };
-enum { GRANT_RETRY = 0, GRANT_HANDOFF = 1 };
 
 #ifdef PARK_DEBUG
 const bool park__rwlock_tracked = true;
@@ -202,9 +203,9 @@ static uint32_t without_releaser(enum release_op op, uint32_t s)
     case LAST_READ:
         return s & ~DRAIN;
     case RELEASE_WRITE:
-        return s & ~W;
+        return s & ~WRITER;
     case DOWNGRADE:
-        return (s & ~W) + READER;
+        return (s & ~WRITER) + READER;
     default:
         return s;
     }
@@ -217,7 +218,7 @@ static uint32_t without_releaser(enum release_op op, uint32_t s)
 static uint32_t drain_bit(uint32_t next, bool had)
 {
     if (next & READERS)
-        return (next & (W | WW)) == WW ? DRAIN : 0;
+        return (next & (WRITER | WRITER_WAITING)) == WRITER_WAITING ? DRAIN : 0;
     return had ? DRAIN : 0;
 }
 
@@ -247,7 +248,8 @@ static void forked_recount(park_rwlock_t *rw)
         rw->wstreak_ = 0;
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
     do {
-        next = (s & (W | READERS)) | (rw->wqueued_ ? WW : 0) | (rw->rqueued_ ? RQ : 0);
+        next = (s & (WRITER | READERS)) | (rw->wqueued_ ? WRITER_WAITING : 0) |
+               (rw->rqueued_ ? READERS_QUEUED : 0);
         next |= drain_bit(next, (s & DRAIN) && rw->wqueued_);
         /* relaxed: as the queue bits in read_validate; holds are kept. */
     } while (s != next && !__atomic_compare_exchange_n(&rw->state_, &s, next, true,
@@ -268,9 +270,9 @@ static void make_plan(struct release *r)
     /* relaxed: the decision needs no ordering; the hand-over CAS in
      * release_finish orders the grants. */
     uint32_t left = without_releaser(r->op, __atomic_load_n(&rw->state_, __ATOMIC_RELAXED));
-    bool falls_free = (left & (W | READERS | DRAIN)) == 0;
+    bool falls_free = (left & (WRITER | READERS | DRAIN)) == 0;
     r->planned = true;
-    if (left & (W | DRAIN)) /* a writer holds it, or the last reader decides */
+    if (left & (WRITER | DRAIN)) /* a writer holds it, or the last reader decides */
         r->plan = GRANT_NOBODY;
     else if (rw->wqueued_ && falls_free &&
              (!rw->rqueued_ || rw->wstreak_ < PARK_RWLOCK_WRITER_STREAK))
@@ -300,12 +302,12 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
         park_time_t clock = 0;
         r->handoff = !park__waiter_asleep(w) || park__wait_owed(w, &clock) ||
                      PARK__UNLIKELY(park__forked); /* none in flight: forked_recount */
-        w->grant = r->handoff ? GRANT_HANDOFF : GRANT_RETRY;
+        w->grant = r->handoff ? PARK__GRANT_HANDOFF : PARK__GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     case GRANT_READERS:
         if (w->want != WANT_READ)
             return PARK__SELECT_SKIP;
-        w->grant = GRANT_HANDOFF;
+        w->grant = PARK__GRANT_HANDOFF;
         /* Stop at the last queued reader instead of walking to the end. */
         return ++r->readers == r->rw->rqueued_ ? PARK__SELECT_GRANT | PARK__SELECT_STOP
                                                : PARK__SELECT_GRANT;
@@ -328,14 +330,15 @@ static void release_finish(void *ctx, bool more)
     }
     if (rw->rqueued_ == 0)
         rw->wstreak_ = 0;
-    uint32_t bits = (r->handoff ? W : 0) | (rw->wqueued_ ? WW : 0) | (rw->rqueued_ ? RQ : 0);
+    uint32_t bits = (r->handoff ? WRITER : 0) | (rw->wqueued_ ? WRITER_WAITING : 0) |
+                    (rw->rqueued_ ? READERS_QUEUED : 0);
 
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
     do {
         /* Keeps the readers (fast ones may come and go when neither W nor
          * WW is set, and leave at any time) and an ADMIT's writer; drops
          * the releaser's hold. */
-        next = ((without_releaser(r->op, s) & (W | READERS)) + r->readers * READER) | bits;
+        next = ((without_releaser(r->op, s) & (WRITER | READERS)) + r->readers * READER) | bits;
         next |= drain_bit(next, r->op != LAST_READ && (s & DRAIN));
         /* The hand-over: release (pairs with the acquire of the next
          * holders: fast lockers read this word, granted waiters are ordered
@@ -374,7 +377,7 @@ struct wait_ctx {
 /* One attempt at a read hold on a word without W, WW and D. */
 static bool try_read(park_rwlock_t *rw, uint32_t *s)
 {
-    while (!(*s & (W | WW | DRAIN))) {
+    while (!(*s & (WRITER | WRITER_WAITING | DRAIN))) {
         if ((*s & READERS) == READERS)
             too_many_readers(rw);
         /* n|r -> n+1|r; acquire: pairs with the release of the last write
@@ -399,15 +402,16 @@ static bool read_validate(void *ctx)
             return false;
         }
 #ifdef PARK_DEBUG
-        if (c->check_reentry && !(s & W) && track_holds(rw)) {
+        if (c->check_reentry && !(s & WRITER) && track_holds(rw)) {
             c->reentered = true; /* would wait for the waiting writer, which waits for us */
             return false;
         }
 #endif
         /* s -> s|RQ; relaxed: publishes no data. Releases read RQ under the
          * bucket lock, and a racing inline CAS fails on the changed word. */
-        if ((s & RQ) || __atomic_compare_exchange_n(&rw->state_, &s, s | RQ, true, __ATOMIC_RELAXED,
-                                                    __ATOMIC_RELAXED)) {
+        if ((s & READERS_QUEUED) ||
+            __atomic_compare_exchange_n(&rw->state_, &s, s | READERS_QUEUED, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
             rw->rqueued_++;
             return true;
         }
@@ -422,7 +426,7 @@ static void read_removed(void *ctx, bool more)
     if (--rw->rqueued_ == 0) {
         rw->wstreak_ = 0;
         /* s -> s & ~RQ; relaxed: as in read_validate. */
-        __atomic_fetch_and(&rw->state_, ~RQ, __ATOMIC_RELAXED);
+        __atomic_fetch_and(&rw->state_, ~READERS_QUEUED, __ATOMIC_RELAXED);
     }
 }
 
@@ -503,7 +507,7 @@ void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
 {
 #ifdef PARK_DEBUG
     uint32_t held = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-    if ((held & W) || !(held & READERS))
+    if ((held & WRITER) || !(held & READERS))
         park__misuse("park_rwlock_read_unlock", rw, "the lock is not read-locked");
 #endif
     track_remove(rw);
@@ -536,7 +540,7 @@ void park__rwlock_read_unlock_last(park_rwlock_t *rw)
 static bool try_write(park_rwlock_t *rw, uint32_t *s)
 {
     /* 0 -> W; acquire: pairs with the release of the last unlock. */
-    return *s == 0 && __atomic_compare_exchange_n(&rw->state_, s, W, false, __ATOMIC_ACQUIRE,
+    return *s == 0 && __atomic_compare_exchange_n(&rw->state_, s, WRITER, false, __ATOMIC_ACQUIRE,
                                                   __ATOMIC_RELAXED);
 }
 
@@ -552,12 +556,12 @@ static bool write_validate(void *ctx)
         forked_recount(rw);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
-        if (!(s & (W | READERS | DRAIN))) {
+        if (!(s & (WRITER | READERS | DRAIN))) {
             /* x -> W|x': free, though readers may be queued (behind us, or
              * in the admit gap) and writers counted (queued, or in flight
              * and beaten to it). acquire: pairs with the release of the
              * last unlock. */
-            uint32_t next = (s & ~WW) | W | (rw->wqueued_ ? WW : 0);
+            uint32_t next = (s & ~WRITER_WAITING) | WRITER | (rw->wqueued_ ? WRITER_WAITING : 0);
             if (__atomic_compare_exchange_n(&rw->state_, &s, next, true, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED)) {
                 count_writer_grant(rw);
@@ -568,9 +572,10 @@ static bool write_validate(void *ctx)
         }
         /* s -> s|WW, with D if readers hold it (drain_bit; WW set already
          * implies it); relaxed: as in read_validate. */
-        if ((s & WW) ||
-            __atomic_compare_exchange_n(&rw->state_, &s, s | WW | drain_bit(s | WW, s & DRAIN),
-                                        true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        if ((s & WRITER_WAITING) ||
+            __atomic_compare_exchange_n(
+                &rw->state_, &s, s | WRITER_WAITING | drain_bit(s | WRITER_WAITING, s & DRAIN),
+                true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
             rw->wqueued_++;
             return true;
         }
@@ -588,12 +593,12 @@ static void write_removed(void *ctx, bool more)
      * (drain_bit); relaxed: as in read_validate. */
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
     do
-        next = (s & ~(WW | DRAIN)) | drain_bit(s & ~WW, s & DRAIN);
+        next = (s & ~(WRITER_WAITING | DRAIN)) | drain_bit(s & ~WRITER_WAITING, s & DRAIN);
     while (!__atomic_compare_exchange_n(&rw->state_, &s, next, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED));
     /* Readers queued behind us and no writer in the lock: they may enter,
      * but granting them is park__unpark's job, which we may not call here. */
-    c->admit = rw->rqueued_ != 0 && !(s & W);
+    c->admit = rw->rqueued_ != 0 && !(s & WRITER);
 }
 
 static const park__wait_ops_t write_ops = {.validate = write_validate, .removed = write_removed};
@@ -611,7 +616,7 @@ static bool write_spin(park_rwlock_t *rw)
     for (;;) {
         if (try_write(rw, &s))
             return true;
-        if ((s & (WW | RQ)) || !park__spin(&spin))
+        if ((s & (WRITER_WAITING | READERS_QUEUED)) || !park__spin(&spin))
             return false;
         s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     }
@@ -622,7 +627,7 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
     struct wait_ctx c = {.rw = rw};
     park__waiter_t w;
     park__waiter_init(&w, WANT_WRITE);
-    park__waiter_profile(&w, PARK_PROFILE_RWLOCK_WRITE, GRANT_HANDOFF);
+    park__waiter_profile(&w, PARK_PROFILE_RWLOCK_WRITE, PARK__GRANT_HANDOFF);
     for (;;) {
         /* Woken to retry, a writer goes straight to write validate: its WW
          * keeps readers out meanwhile, and validate takes the lock or queues
@@ -641,10 +646,10 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
          * longer before it sleeps (and a release hands the lock to a
          * writer still awake). relaxed: a guess. */
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        w.spin = (s & READERS) && !(s & W) ? 1000 : PARK__WAIT_SPIN;
+        w.spin = (s & READERS) && !(s & WRITER) ? 1000 : PARK__WAIT_SPIN;
         switch (park__wait(rw, &w, c.in_flight ? PARK__WAIT_FRONT : 0, &write_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
-            if (w.grant == GRANT_HANDOFF)
+            if (w.grant == PARK__GRANT_HANDOFF)
                 return 0;
             c.in_flight = true; /* woken to retry */
             break;
@@ -676,7 +681,7 @@ void park__rwlock_write_unlock_slow(park_rwlock_t *rw)
 {
     /* Only the write holder clears W: checked in every build (the inline
      * CAS failed, so this is off the fast path). */
-    if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & W))
+    if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & WRITER))
         park__misuse("park_rwlock_write_unlock", rw, "the lock is not write-locked");
     /* W|x -> ...: queue bits are set, so someone may be waiting. */
     release_slow(rw, RELEASE_WRITE);
@@ -684,8 +689,8 @@ void park__rwlock_write_unlock_slow(park_rwlock_t *rw)
 
 void park__rwlock_downgrade_slow(park_rwlock_t *rw)
 {
-    uint32_t s = W;
-    if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & W))
+    uint32_t s = WRITER;
+    if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & WRITER))
         park__misuse("park_rwlock_downgrade", rw, "the lock is not write-locked");
     /* W -> 1 (the inline path, skipped in PARK_DEBUG builds). release:
      * pairs with the acquire of the readers that enter after. */

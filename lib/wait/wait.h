@@ -194,6 +194,17 @@ void park__wait_note_woken(const park__waiter_t *w, park_time_t now);
  * costs the caller's extra wake-up). Lock-free. */
 bool park__wait_woken_late(const void *key, park_time_t now);
 
+/* w->grant, for the primitives whose waiters are either handed what they
+ * wait for or woken to try for it again (mutex, semaphore, rwlock): one
+ * set of values, so that a grant reads the same in every file. A select
+ * sets it for every waiter it grants. */
+enum {
+    PARK__GRANT_RETRY = 0,   /* woken to try again, keeping its place (its `since`) */
+    PARK__GRANT_HANDOFF = 1, /* handed the primitive: it is the waiter's now */
+    PARK__GRANT_WOKEN = 2,   /* mutex: woken to try again as the woken waiter in
+                                flight, whose WOKEN bit it clears */
+};
+
 /* Makes *w a fresh thread waiter asking for `want`, with since = 0 (and
  * profiling kind PARK_PROFILE_OTHER). */
 void park__waiter_init(park__waiter_t *w, uintptr_t want);
