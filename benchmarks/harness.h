@@ -347,6 +347,7 @@ void register_pool();
 void register_async();
 void register_chan();
 void register_cond();
+void register_event();
 
 } // namespace bench
 

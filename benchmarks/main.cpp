@@ -173,6 +173,7 @@ int main(int argc, char **argv)
     bench::register_async();
     bench::register_chan();
     bench::register_cond();
+    bench::register_event();
     if (truthy(flag(args, "benchmark_list_tests", "false"))) {
         for (const std::string &row : bench::list_rows())
             std::printf("%s\n", row.c_str());
