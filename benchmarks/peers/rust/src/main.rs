@@ -5,6 +5,7 @@
 mod acquire;
 mod chan;
 mod cond;
+mod event;
 mod filter;
 mod harness;
 mod locks;
@@ -207,6 +208,9 @@ fn rows() -> Vec<Row> {
             move |m, _| f(m),
         ));
     }
+
+    r.push(one("event/uncontended/rust_tokio", event::uncontended_tokio));
+    r.push(windowed("event/pingpong/rust_tokio", event::pingpong_tokio));
     r
 }
 
