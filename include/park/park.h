@@ -9,6 +9,7 @@
 #include <park/cond.h>
 #include <park/sem.h>
 #include <park/event.h>
+#include <park/barrier.h>
 #include <park/rwlock.h>
 #include <park/lazy.h>
 #include <park/pool.h>

@@ -41,6 +41,7 @@ set(park_public_places
   cond.h    prim
   sem.h     prim
   event.h   prim
+  barrier.h prim
   rwlock.h  prim
   lazy.h    prim
   chan.h    prim

@@ -1,0 +1,278 @@
+/* lib/barrier.c: park_barrier, a reusable barrier with a completion
+ * function (C++20 std::barrier).
+ * Design notes: docs/design/barrier.md; protocol model:
+ * tests/model/barrier.pml.
+ *
+ * State word (park_barrier_t.state_), fields named in park/barrier.h:
+ * L (LEFT, bits 0-23) arrivals still expected in this phase; E
+ * (EXPECTED, bits 24-47) arrivals expected per phase from the next one
+ * on; W (WAITERS, bit 48) waiters are queued in lib/wait under the
+ * barrier's address; P (PHASE, bits 49-63) the phase, counting up and
+ * wrapping.
+ *
+ *   (L, E, P)      phase P waits for L more arrivals (L > 0)
+ *   (0, E, P)      phase P is complete: its completion function runs on
+ *                  the thread whose arrival completed it
+ *   W beside either: waiters of phase P are queued
+ *
+ * Transitions:
+ *   arrive           (L, E, P) -> (L-1, E, P), L > 1       CAS
+ *   drop             (L, E, P) -> (L-1, E-1, P), L > 1     CAS
+ *   complete         (1, E, P) -> (0, E[-1], P)            CAS (arrive or
+ *                                                         drop); then the
+ *                                                         completion runs
+ *   advance          (0, E, P) -> (E, E, P+1)              CAS (no W)
+ *   advance, W       (0, E, P)|W -> (E, E, P+1)            store, bucket
+ *                                                         locked: every
+ *                                                         waiter granted
+ *                                                         (one batch wake)
+ *   queue (validate) P -> P|W                              CAS, bucket
+ *                                                         locked; refused
+ *                                                         once P moved on
+ *   last waiter      P|W -> P                              fetch_and,
+ *     leaves                                              bucket locked
+ *                                                         (async cancel)
+ *
+ * The phase cannot move on twice while an arrival of it is still on its
+ * way to the queue: the next phase needs that participant's next arrival.
+ * So a waiter compares P with its own phase, and a waiter queued in phase
+ * P is granted by P's advance, never by a later one (no phase mixing).
+ * In (0, E, P) nobody but the completing thread and bucket-lock holders
+ * write the word (an arrival there is misuse and aborts), so the advance
+ * with W stores it whole; the advance is the completing thread's last
+ * access to the barrier (rule 9). Arrivals are release RMWs and the
+ * completing CAS is an acquire RMW: every arrival of a phase happens
+ * before its completion function, which happens before the advance's
+ * release that every waiter acquires. */
+#include <errno.h>
+
+#include <park/barrier.h>
+
+#include "async.h"
+#include "os/os.h" /* park__misuse */
+#include "wait/fork.h"
+#include "wait/wait.h"
+
+#define LEFT PARK__BARRIER_LEFT_MASK
+#define EXPECTED PARK__BARRIER_EXPECTED_MASK
+#define E_ONE (1ull << PARK__BARRIER_EXPECTED_SHIFT)
+#define W PARK__BARRIER_WAITERS
+#define P_SHIFT PARK__BARRIER_PHASE_SHIFT
+
+/* w->grant of a granted waiter; an asynchronous arrival that completed
+ * the phase is granted SERIAL by itself (park__acq_grant_now). */
+enum { GRANT_RELEASED = 0, GRANT_SERIAL = 1 };
+
+static uint32_t phase_of(uint64_t v)
+{
+    return (uint32_t)(v >> P_SHIFT);
+}
+
+static uint64_t expected_of(uint64_t v)
+{
+    return (v & EXPECTED) >> PARK__BARRIER_EXPECTED_SHIFT;
+}
+
+int park_barrier_init(park_barrier_t *b, uint32_t count, park_barrier_fn completion, void *arg)
+{
+    if (count == 0 || count > PARK_BARRIER_MAX)
+        return EINVAL;
+    b->completion_ = completion;
+    b->arg_ = arg;
+    /* relaxed: nobody uses *b meanwhile; whatever hands *b to other
+     * threads orders these stores. */
+    __atomic_store_n(&b->state_, (uint64_t)count * (1 + E_ONE), __ATOMIC_RELAXED);
+    return 0;
+}
+
+int park_barrier_destroy(park_barrier_t *b)
+{
+    /* acquire: pairs with the release of the last advance. */
+    if (!(__atomic_load_n(&b->state_, __ATOMIC_ACQUIRE) & W))
+        return 0;
+    /* In a forked child W may outlive the waiters left behind. */
+    return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(b) ? 0 : EBUSY;
+}
+
+/* ---- arriving --------------------------------------------------------- */
+
+/* Arrives (drop: and leaves) at the current phase: true if this arrival
+ * completed it; *seen is the word it arrived at. */
+static bool arrive(park_barrier_t *b, bool drop, const char *call, uint64_t *seen)
+{
+    uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
+    for (;;) {
+        if (!(v & LEFT))
+            park__misuse(call, b, "more arrivals than the phase expects");
+        uint64_t next = v - 1 - (drop ? E_ONE : 0);
+        bool last = (v & LEFT) == 1;
+        /* arrive / drop: (L, E, P) -> (L-1, E[-1], P). release: pairs with
+         * the acquire of the completing CAS. complete: (1, E, P) -> (0,
+         * E[-1], P); acq_rel: acquires every arrival before it. */
+        if (last ? __atomic_compare_exchange_n(&b->state_, &v, next, true, __ATOMIC_ACQ_REL,
+                                               __ATOMIC_RELAXED)
+                 : __atomic_compare_exchange_n(&b->state_, &v, next, true, __ATOMIC_RELEASE,
+                                               __ATOMIC_RELAXED)) {
+            *seen = v;
+            return last;
+        }
+    }
+}
+
+/* Advance, bucket locked: every waiter of the phase is granted. */
+static unsigned advance_select(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    w->grant = GRANT_RELEASED;
+    return PARK__SELECT_GRANT;
+}
+
+static void advance_finish(void *ctx, bool more)
+{
+    (void)more; /* every waiter was granted */
+    park_barrier_t *b = ctx;
+    uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
+    uint64_t e = expected_of(v);
+    /* (0, E, P)|W -> (E, E, P+1): nothing else writes the word in (0, E,
+     * P) (see the top). release: pairs with the acquire load in
+     * phase_validate and park_barrier_arrive_and_wait's look; granted
+     * waiters are ordered by the bucket lock and their `woken`. */
+    __atomic_store_n(&b->state_, (v & ~(LEFT | W)) + (1ull << P_SHIFT) + e, __ATOMIC_RELEASE);
+}
+
+/* The arrival that completed the phase (the word is (0, E, P)): runs the
+ * completion function, then starts the next phase, releasing the
+ * waiters. The last access to the barrier is the advance's store. */
+static void complete_phase(park_barrier_t *b)
+{
+    park_barrier_fn fn = b->completion_;
+    if (fn)
+        fn(b->arg_); /* outside every lock, before anyone is released */
+    uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
+    while (!(v & W)) {
+        /* advance: (0, E, P) -> (E, E, P+1). release: pairs with the
+         * acquire load of a waiter that finds P moved on. */
+        uint64_t next = (v & ~LEFT) + (1ull << P_SHIFT) + expected_of(v);
+        if (__atomic_compare_exchange_n(&b->state_, &v, next, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+            return;
+    }
+    park__unpark(b, advance_select, advance_finish, b);
+}
+
+/* ---- waiting for the phase to end ----------------------------------------- */
+
+/* What a waiter carries, thread or task (the ctx of the callbacks). */
+struct phase_ctx {
+    park_barrier_t *b;
+    uint32_t phase; /* the phase it arrived at */
+};
+
+static bool phase_validate(void *ctx)
+{
+    struct phase_ctx *c = ctx;
+    /* acquire: pairs with the advance's release, for a waiter that finds
+     * its phase over and returns without a grant. */
+    uint64_t v = __atomic_load_n(&c->b->state_, __ATOMIC_ACQUIRE);
+    for (;;) {
+        if (phase_of(v) != c->phase)
+            return false; /* the phase ended before we were queued */
+        if (v & W)
+            return true;
+        /* P -> P|W: the bucket lock orders it against the advance under
+         * the lock, and the lock-free advance's CAS fails on it. acquire
+         * (on failure: the word it reads back may show P moved on, as
+         * above; on success only because C11 wants it as strong). */
+        if (__atomic_compare_exchange_n(&c->b->state_, &v, v | W, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE))
+            return true;
+    }
+}
+
+static void phase_removed(void *ctx, bool more)
+{
+    struct phase_ctx *c = ctx;
+    if (!more) /* P|W -> P; relaxed: W changes only under the bucket lock */
+        __atomic_fetch_and(&c->b->state_, ~W, __ATOMIC_RELAXED);
+}
+
+static const park__wait_ops_t phase_ops = {
+    .validate = phase_validate,
+    .removed = phase_removed,
+};
+
+/* A thread's wait for the end of `phase`. */
+static void wait_phase(park_barrier_t *b, uint32_t phase)
+{
+    struct phase_ctx c = {.b = b, .phase = phase};
+    park__waiter_t w;
+    park__waiter_init(&w, 0);
+    /* The phase's waiters are released together: they sleep on their
+     * bucket's batch word, woken by one system call. No timeout and no
+     * before_sleep: granted, or refused because the phase is over. */
+    (void)park__wait(b, &w, PARK__WAIT_BATCH, &phase_ops, &c, PARK_FOREVER);
+}
+
+int park_barrier_arrive_and_wait(park_barrier_t *b)
+{
+    uint64_t v;
+    if (arrive(b, false, "park_barrier_arrive_and_wait", &v)) {
+        complete_phase(b);
+        return PARK_BARRIER_SERIAL;
+    }
+    wait_phase(b, phase_of(v));
+    return 0;
+}
+
+int park_barrier_arrive_and_drop(park_barrier_t *b)
+{
+    uint64_t v;
+    if (!arrive(b, true, "park_barrier_arrive_and_drop", &v))
+        return 0;
+    complete_phase(b);
+    return PARK_BARRIER_SERIAL;
+}
+
+/* ---- asynchronous waiting (lib/async.h) ---------------------------------- */
+
+static void *async_granted(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    return w->grant == GRANT_SERIAL ? (void *)(intptr_t)PARK_BARRIER_SERIAL : NULL;
+}
+
+/* An arrival cannot be given back: a released task nobody holds took
+ * nothing. */
+static void async_give_back(void *ctx, park__waiter_t *w)
+{
+    (void)ctx;
+    (void)w;
+}
+
+static const park__acq_ops_t async_ops = {
+    .wait = &phase_ops, /* ctx: the struct phase_ctx inside the task */
+    .granted = async_granted,
+    .give_back = async_give_back,
+};
+
+_Static_assert(sizeof(struct phase_ctx) <= PARK__ACQ_CTX_SIZE, "phase_ctx fits an acquisition");
+
+park_task_t *park_barrier_arrive_and_wait_async(park_barrier_t *b, park_pool_t *pool)
+{
+    /* The task first: once arrived, there is no going back on ENOMEM. */
+    park_task_t *t = park__acq_new(pool, &async_ops, b, 0);
+    if (!t)
+        return NULL;
+    uint64_t v;
+    if (arrive(b, false, "park_barrier_arrive_and_wait_async", &v)) {
+        complete_phase(b);
+        return park__acq_grant_now(t, GRANT_SERIAL);
+    }
+    struct phase_ctx *c = park__acq_ctx(t);
+    c->b = b;
+    c->phase = phase_of(v);
+    if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
+        return t;
+    park__acq_discard(t); /* the phase is over already */
+    return park__task_ready();
+}
