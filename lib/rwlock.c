@@ -44,8 +44,8 @@
 
 #include <park/rwlock.h>
 
-#include "async.h"
 #include "os/os.h"
+#include "rwlock_impl.h"
 #include "wait/fork.h"
 #include "wait/spin.h"
 #include "wait/wait.h"
@@ -61,87 +61,14 @@ _Static_assert((READERS & (DRAIN | READERS_QUEUED | WRITER_WAITING | WRITER)) ==
                "the reader count has its own bits");
 _Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
 
-/* w->want of a queued waiter; its w->grant once woken is
- * PARK__GRANT_HANDOFF or PARK__GRANT_RETRY (a reader is always handed its
- * hold). */
-enum { WANT_READ = 1, WANT_WRITE = 2 };
+/* w->want of a queued waiter: PARK__RW_WANT_READ or _WRITE (rwlock_impl.h);
+ * its w->grant once woken is PARK__GRANT_HANDOFF or PARK__GRANT_RETRY (a
+ * reader is always handed its hold). */
 
 #ifdef PARK_DEBUG
 const bool park__rwlock_tracked = true;
 #else
 const bool park__rwlock_tracked = false;
-#endif
-
-/* ---- PARK_DEBUG: each thread's read holds ----------------------------------
- *
- * A thread records the read holds it takes (per lock, a count) and removes
- * one at each read_unlock it makes. A read_unlock that finds no record of
- * its lock released a hold taken by another thread (or one not recorded for
- * lack of room): it sets the lock's debug_ word, which turns the re-entry
- * check off for that lock, because some thread's record of it may now be
- * stale. So a check that finds a record and a clear debug_ word is right:
- * the thread holds the lock. */
-
-#define TRACK_SLOTS 8
-#define DEBUG_UNTRACKED 1u /* debug_: a hold was released untracked */
-
-#ifdef PARK_DEBUG
-static _Thread_local struct {
-    const park_rwlock_t *rw;
-    uint32_t holds;
-} tracked[TRACK_SLOTS];
-
-static void track_add(const park_rwlock_t *rw)
-{
-    int free_slot = -1;
-    for (int i = 0; i < TRACK_SLOTS; i++) {
-        if (tracked[i].rw == rw) {
-            tracked[i].holds++;
-            return;
-        }
-        if (!tracked[i].rw && free_slot < 0)
-            free_slot = i;
-    }
-    if (free_slot >= 0) {
-        tracked[free_slot].rw = rw;
-        tracked[free_slot].holds = 1;
-    }
-}
-
-static void track_remove(park_rwlock_t *rw)
-{
-    for (int i = 0; i < TRACK_SLOTS; i++) {
-        if (tracked[i].rw == rw) {
-            if (--tracked[i].holds == 0)
-                tracked[i].rw = NULL;
-            return;
-        }
-    }
-    /* relaxed: a flag only this file's debug checks read, never data. */
-    __atomic_store_n(&rw->debug_, DEBUG_UNTRACKED, __ATOMIC_RELAXED);
-}
-
-static bool track_holds(const park_rwlock_t *rw)
-{
-    /* relaxed: as in track_remove. */
-    if (__atomic_load_n(&rw->debug_, __ATOMIC_RELAXED) & DEBUG_UNTRACKED)
-        return false;
-    for (int i = 0; i < TRACK_SLOTS; i++)
-        if (tracked[i].rw == rw)
-            return true;
-    return false;
-}
-
-#else
-static void track_add(const park_rwlock_t *rw)
-{
-    (void)rw;
-}
-
-static void track_remove(park_rwlock_t *rw)
-{
-    (void)rw;
-}
 #endif
 
 static _Noreturn void too_many_readers(const park_rwlock_t *rw)
@@ -240,10 +167,10 @@ static void count_writer_grant(park_rwlock_t *rw)
  * parent's. Holds (W, n) stay. */
 static void forked_recount(park_rwlock_t *rw)
 {
-    size_t queued[WANT_WRITE + 1] = {0};
-    park__wait_count_wants(rw, queued, WANT_WRITE + 1);
-    rw->wqueued_ = (uint32_t)queued[WANT_WRITE];
-    rw->rqueued_ = (uint32_t)queued[WANT_READ];
+    size_t queued[PARK__RW_WANT_WRITE + 1] = {0};
+    park__wait_count_wants(rw, queued, PARK__RW_WANT_WRITE + 1);
+    rw->wqueued_ = (uint32_t)queued[PARK__RW_WANT_WRITE];
+    rw->rqueued_ = (uint32_t)queued[PARK__RW_WANT_READ];
     if (rw->rqueued_ == 0)
         rw->wstreak_ = 0;
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
@@ -290,7 +217,7 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
         make_plan(r);
     switch (r->plan) {
     case GRANT_WRITER:
-        if (w->want != WANT_WRITE)
+        if (w->want != PARK__RW_WANT_WRITE)
             return PARK__SELECT_SKIP;
         /* Writers barge (rule 7): handing the lock to a sleeping writer
          * would make everyone wait for it to be scheduled, so it is woken
@@ -305,7 +232,7 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
         w->grant = r->handoff ? PARK__GRANT_HANDOFF : PARK__GRANT_RETRY;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     case GRANT_READERS:
-        if (w->want != WANT_READ)
+        if (w->want != PARK__RW_WANT_READ)
             return PARK__SELECT_SKIP;
         w->grant = PARK__GRANT_HANDOFF;
         /* Stop at the last queued reader instead of walking to the end. */
@@ -365,17 +292,8 @@ static void forked_settle(park_rwlock_t *rw)
 
 /* ---- readers --------------------------------------------------------------- */
 
-struct wait_ctx {
-    park_rwlock_t *rw;
-    bool acquired;      /* validate took the lock instead of queueing */
-    bool check_reentry; /* PARK_DEBUG: a read wait that never times out */
-    bool reentered;     /* PARK_DEBUG: ... by a thread that holds a read */
-    bool admit;         /* a timed-out writer leaves readers to admit */
-    bool in_flight;     /* a writer woken to retry, still in wqueued_ */
-};
-
 /* One attempt at a read hold on a word without W, WW and D. */
-static bool try_read(park_rwlock_t *rw, uint32_t *s)
+bool park__rwlock_try_read(park_rwlock_t *rw, uint32_t *s)
 {
     while (!(*s & (WRITER | WRITER_WAITING | DRAIN))) {
         if ((*s & READERS) == READERS)
@@ -391,18 +309,18 @@ static bool try_read(park_rwlock_t *rw, uint32_t *s)
 
 static bool read_validate(void *ctx)
 {
-    struct wait_ctx *c = ctx;
+    struct park__rwlock_wait *c = ctx;
     park_rwlock_t *rw = c->rw;
     if (PARK__UNLIKELY(park__forked))
         forked_recount(rw);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
-        if (try_read(rw, &s)) {
+        if (park__rwlock_try_read(rw, &s)) {
             c->acquired = true;
             return false;
         }
 #ifdef PARK_DEBUG
-        if (c->check_reentry && !(s & WRITER) && track_holds(rw)) {
+        if (c->check_reentry && !(s & WRITER) && park__rwlock_track_holds(rw)) {
             c->reentered = true; /* would wait for the waiting writer, which waits for us */
             return false;
         }
@@ -420,7 +338,7 @@ static bool read_validate(void *ctx)
 
 static void read_removed(void *ctx, bool more)
 {
-    struct wait_ctx *c = ctx;
+    struct park__rwlock_wait *c = ctx;
     park_rwlock_t *rw = c->rw;
     (void)more;
     if (--rw->rqueued_ == 0) {
@@ -430,17 +348,17 @@ static void read_removed(void *ctx, bool more)
     }
 }
 
-static const park__wait_ops_t read_ops = {.validate = read_validate, .removed = read_removed};
+const park__wait_ops_t park__rwlock_read_ops = {.validate = read_validate, .removed = read_removed};
 
 static int read_wait(park_rwlock_t *rw, park_time_t deadline)
 {
-    struct wait_ctx c = {.rw = rw, .check_reentry = deadline == PARK_FOREVER};
+    struct park__rwlock_wait c = {.rw = rw, .check_reentry = deadline == PARK_FOREVER};
     park__waiter_t w;
-    park__waiter_init(&w, WANT_READ);
+    park__waiter_init(&w, PARK__RW_WANT_READ);
     park__waiter_profile(&w, PARK_PROFILE_RWLOCK_READ, PARK__PROFILE_ANY_GRANT);
     for (;;) {
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        if (try_read(rw, &s))
+        if (park__rwlock_try_read(rw, &s))
             return 0;
         if (park__deadline_passed(deadline))
             return ETIMEDOUT;
@@ -457,11 +375,11 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
          * new reader to the policy, never ahead of a waiting writer. */
         for (park__spin_t spin = park__spin_init_once(128, 8); park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-            if (try_read(rw, &s))
+            if (park__rwlock_try_read(rw, &s))
                 return 0;
         }
         /* Readers are released as a batch: one wake for all. */
-        switch (park__wait(rw, &w, PARK__WAIT_BATCH, &read_ops, &c, deadline)) {
+        switch (park__wait(rw, &w, PARK__WAIT_BATCH, &park__rwlock_read_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
             return 0; /* handed a read hold */
         case PARK__WAIT_TIMEDOUT:
@@ -483,23 +401,23 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
 void park__rwlock_read_lock_slow(park_rwlock_t *rw)
 {
     (void)read_wait(rw, PARK_FOREVER);
-    track_add(rw);
+    park__rwlock_track_add(rw);
 }
 
 int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline)
 {
     int r = read_wait(rw, deadline);
     if (r == 0)
-        track_add(rw);
+        park__rwlock_track_add(rw);
     return r;
 }
 
 bool park__rwlock_read_trylock_slow(park_rwlock_t *rw)
 {
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-    if (!try_read(rw, &s))
+    if (!park__rwlock_try_read(rw, &s))
         return false;
-    track_add(rw);
+    park__rwlock_track_add(rw);
     return true;
 }
 
@@ -510,7 +428,7 @@ void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
     if ((held & WRITER) || !(held & READERS))
         park__misuse("park_rwlock_read_unlock", rw, "the lock is not read-locked");
 #endif
-    track_remove(rw);
+    park__rwlock_track_remove(rw);
     /* n|x -> n-1|x, as the inline path. release: pairs with the acquire of
      * the next write lock. */
     uint32_t s = __atomic_fetch_sub(&rw->state_, READER, __ATOMIC_RELEASE);
@@ -537,7 +455,7 @@ void park__rwlock_read_unlock_last(park_rwlock_t *rw)
 /* One attempt at the write hold. Outside the bucket lock W may only be
  * taken from 0, so that a slow release decides on a word nobody but
  * leaving readers changes under it. */
-static bool try_write(park_rwlock_t *rw, uint32_t *s)
+bool park__rwlock_try_write(park_rwlock_t *rw, uint32_t *s)
 {
     /* 0 -> W; acquire: pairs with the release of the last unlock. */
     return *s == 0 && __atomic_compare_exchange_n(&rw->state_, s, WRITER, false, __ATOMIC_ACQUIRE,
@@ -546,7 +464,7 @@ static bool try_write(park_rwlock_t *rw, uint32_t *s)
 
 static bool write_validate(void *ctx)
 {
-    struct wait_ctx *c = ctx;
+    struct park__rwlock_wait *c = ctx;
     park_rwlock_t *rw = c->rw;
     if (c->in_flight) { /* back: counted again below if it queues */
         rw->wqueued_--;
@@ -584,7 +502,7 @@ static bool write_validate(void *ctx)
 
 static void write_removed(void *ctx, bool more)
 {
-    struct wait_ctx *c = ctx;
+    struct park__rwlock_wait *c = ctx;
     park_rwlock_t *rw = c->rw;
     (void)more;
     if (--rw->wqueued_ != 0)
@@ -601,7 +519,8 @@ static void write_removed(void *ctx, bool more)
     c->admit = rw->rqueued_ != 0 && !(s & WRITER);
 }
 
-static const park__wait_ops_t write_ops = {.validate = write_validate, .removed = write_removed};
+const park__wait_ops_t park__rwlock_write_ops = {.validate = write_validate,
+                                                 .removed = write_removed};
 
 /* Spins while nobody is queued (rule 6): true if it took the lock. */
 static bool write_spin(park_rwlock_t *rw)
@@ -614,7 +533,7 @@ static bool write_spin(park_rwlock_t *rw)
     park__spin_t spin = park__spin_init_every(128, 512, 0);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
-        if (try_write(rw, &s))
+        if (park__rwlock_try_write(rw, &s))
             return true;
         if ((s & (WRITER_WAITING | READERS_QUEUED)) || !park__spin(&spin))
             return false;
@@ -624,9 +543,9 @@ static bool write_spin(park_rwlock_t *rw)
 
 static int write_wait(park_rwlock_t *rw, park_time_t deadline)
 {
-    struct wait_ctx c = {.rw = rw};
+    struct park__rwlock_wait c = {.rw = rw};
     park__waiter_t w;
-    park__waiter_init(&w, WANT_WRITE);
+    park__waiter_init(&w, PARK__RW_WANT_WRITE);
     park__waiter_profile(&w, PARK_PROFILE_RWLOCK_WRITE, PARK__GRANT_HANDOFF);
     for (;;) {
         /* Woken to retry, a writer goes straight to write validate: its WW
@@ -647,7 +566,8 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
          * writer still awake). relaxed: a guess. */
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
         w.spin = (s & READERS) && !(s & WRITER) ? 1000 : PARK__WAIT_SPIN;
-        switch (park__wait(rw, &w, c.in_flight ? PARK__WAIT_FRONT : 0, &write_ops, &c, deadline)) {
+        switch (park__wait(rw, &w, c.in_flight ? PARK__WAIT_FRONT : 0, &park__rwlock_write_ops, &c,
+                           deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == PARK__GRANT_HANDOFF)
                 return 0;
@@ -697,88 +617,10 @@ void park__rwlock_downgrade_slow(park_rwlock_t *rw)
     if (!__atomic_compare_exchange_n(&rw->state_, &s, READER, false, __ATOMIC_RELEASE,
                                      __ATOMIC_RELAXED))
         release_slow(rw, DOWNGRADE);
-    track_add(rw);
+    park__rwlock_track_add(rw);
 }
 
-/* ---- asynchronous acquisition (lib/async.h) ----------------------------------
- *
- * A task waits in the queue as a thread would, with the same validate and
- * removed callbacks, so the policy treats it alike. Two differences: a
- * writer task is always handed the lock (it cannot be woken to retry:
- * release_select), and a task's hold is not recorded for the PARK_DEBUG
- * re-entry check (it belongs to no thread; releasing it marks the lock
- * untracked, which only turns that check off for the lock). */
-
-_Static_assert(sizeof(struct wait_ctx) <= PARK__ACQ_CTX_SIZE, "wait_ctx fits an acquisition");
-
-static void async_read_give_back(void *ctx, park__waiter_t *w)
+void park__rwlock_admit(park_rwlock_t *rw)
 {
-    (void)w;
-    park_rwlock_read_unlock(((struct wait_ctx *)ctx)->rw);
-}
-
-static void async_write_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    park_rwlock_write_unlock(((struct wait_ctx *)ctx)->rw);
-}
-
-/* A cancelled writer that was the last one queued lets the readers in. */
-static void async_write_removed(void *ctx)
-{
-    struct wait_ctx *c = ctx;
-    if (c->admit)
-        release_slow(c->rw, ADMIT);
-}
-
-/* A validate that took the lock instead of queueing says so in the ctx;
- * otherwise the ctx starts afresh for the next enqueue. */
-static bool async_try_take(void *ctx, bool write)
-{
-    struct wait_ctx *c = ctx;
-    if (c->acquired)
-        return true;
-    *c = (struct wait_ctx){.rw = c->rw};
-    uint32_t s = __atomic_load_n(&c->rw->state_, __ATOMIC_RELAXED);
-    return write ? try_write(c->rw, &s) : try_read(c->rw, &s);
-}
-
-static bool async_try_read(void *ctx)
-{
-    return async_try_take(ctx, false);
-}
-
-static bool async_try_write(void *ctx)
-{
-    return async_try_take(ctx, true);
-}
-
-static const park__acq_ops_t async_read_ops = {
-    .wait = &read_ops,
-    .try_take = async_try_read,
-    .give_back = async_read_give_back,
-};
-
-static const park__acq_ops_t async_write_ops = {
-    .wait = &write_ops,
-    .try_take = async_try_write,
-    .after_removed = async_write_removed,
-    .give_back = async_write_give_back,
-};
-
-static park_task_t *lock_async(park_rwlock_t *rw, park_pool_t *pool, bool write)
-{
-    struct wait_ctx c = {.rw = rw};
-    return park__acquire_async(pool, write ? &async_write_ops : &async_read_ops, rw,
-                               write ? WANT_WRITE : WANT_READ, &c, sizeof c, PARK_FOREVER);
-}
-
-park_task_t *park_rwlock_read_lock_async(park_rwlock_t *rw, park_pool_t *pool)
-{
-    return lock_async(rw, pool, false);
-}
-
-park_task_t *park_rwlock_write_lock_async(park_rwlock_t *rw, park_pool_t *pool)
-{
-    return lock_async(rw, pool, true);
+    release_slow(rw, ADMIT);
 }
