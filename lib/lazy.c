@@ -321,13 +321,13 @@ void park_lazy_init(park_lazy_t *l, park_lazy_fn fn, void *arg)
     l->value_ = NULL;
     l->fn_ = fn;
     l->arg_ = arg;
-    l->reserved_ = NULL;
+    l->pool_ = NULL;
 }
 
 /* ---- the asynchronous factory -----------------------------------------
  *
  * park_lazy_init_async keeps the factory in fn_ (as another function type)
- * and its pool in reserved_ (non-NULL marks the lazy asynchronous). The
+ * and its pool in pool_ (non-NULL marks the lazy asynchronous). The
  * caller that makes 0 -> R queues an acquisition of its own behind the
  * run first, then calls the factory; a continuation of the run's task ends
  * the run (end_run). Only the starter can end the run before that
@@ -352,7 +352,7 @@ void park_lazy_init_async(park_lazy_t *l, park_pool_t *pool, park_lazy_async_fn 
     l->value_ = NULL;
     l->fn_ = (park_lazy_fn)(void (*)(void))fn;
     l->arg_ = arg;
-    l->reserved_ = pool;
+    l->pool_ = pool;
 }
 
 _Static_assert(sizeof(struct queue_ctx) <= PARK__ACQ_CTX_SIZE, "queue_ctx fits an acquisition");
@@ -412,7 +412,7 @@ static bool start_run(park_lazy_t *l, park_task_t *t)
     /* R -> R|W: validate cannot refuse, only this thread ends the run. */
     if (park__acq_enqueue(t, 0) != PARK__WAIT_QUEUED)
         park__misuse("start_run", l, "the starter of a run could not queue behind it");
-    park_pool_t *pool = l->reserved_;
+    park_pool_t *pool = l->pool_;
     park_task_t *run = ((park_lazy_async_fn)(void (*)(void))l->fn_)(l->arg_, pool);
     int err = ENOMEM; /* a factory that returns NULL */
     if (run) {
@@ -437,7 +437,7 @@ static park__lazy_result_t factory_get(park_lazy_t *l, park_time_t deadline)
             return res;
         }
         if (s == IDLE) {
-            park_task_t *t = acq_new(l, l->reserved_);
+            park_task_t *t = acq_new(l, l->pool_);
             if (!t) {
                 res.err = ENOMEM;
                 return res;
@@ -473,7 +473,7 @@ park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
     for (park_task_t *t = NULL;;) {
         /* acquire: pairs with the release that publishes READY. */
         uint32_t s = __atomic_load_n(&l->state_, __ATOMIC_ACQUIRE);
-        if (s & READY || (s == IDLE && !l->reserved_)) {
+        if (s & READY || (s == IDLE && !l->pool_)) {
             if (t)
                 park__acq_discard(t);
             if (s & READY)
@@ -506,7 +506,7 @@ park__lazy_result_t park__lazy_get_slow(park_lazy_t *l, park_time_t deadline)
     park__lazy_result_t res = {.value = NULL, .err = EINVAL};
     if (!l->fn_)
         return res;
-    if (l->reserved_)
+    if (l->pool_)
         return factory_get(l, deadline);
     struct lazy_run r = {.l = l};
     res.err = obtain(&l->state_, deadline, lazy_call, &r);

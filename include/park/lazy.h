@@ -65,11 +65,11 @@ typedef park_task_t *(*park_lazy_async_fn)(void *arg, park_pool_t *pool);
 
 /* 40 bytes on LP64. */
 typedef struct park_lazy {
-    uint32_t state_;  /* private: see lib/lazy.c */
-    void *value_;     /* private: the value, once READY */
-    park_lazy_fn fn_; /* private */
-    void *arg_;       /* private */
-    void *reserved_;  /* private: the factory's pool (park_lazy_init_async), or 0 */
+    uint32_t state_;    /* private: see lib/lazy.c */
+    void *value_;       /* private: the value, once READY */
+    park_lazy_fn fn_;   /* private */
+    void *arg_;         /* private */
+    park_pool_t *pool_; /* private: the factory's pool (park_lazy_init_async), or NULL */
 } park_lazy_t;
 
 /* Static initialiser: a lazy not yet initialised whose initialiser is
