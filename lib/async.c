@@ -101,6 +101,11 @@ park__waiter_t *park__acq_waiter(park_task_t *t)
     return &acq_of(t)->waiter;
 }
 
+park__waiter_t *park__acq_ctx_waiter(void *ctx)
+{
+    return &((acq_t *)((char *)ctx - offsetof(acq_t, ctx)))->waiter;
+}
+
 int park__acq_enqueue(park_task_t *t, unsigned flags)
 {
     acq_t *a = acq_of(t);

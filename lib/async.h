@@ -62,6 +62,12 @@ park_task_t *park__acq_new(park_pool_t *pool, const park__acq_ops_t *ops, const 
 void *park__acq_ctx(park_task_t *t);
 park__waiter_t *park__acq_waiter(park_task_t *t);
 
+/* The waiter of the acquisition whose ctx this is (ctx as the callbacks
+ * are given it): for a validate that writes to its waiter, or an
+ * after_removed that reads what wakers wrote to it while it was queued
+ * (its grant: no waker writes it once it has left the queue). */
+park__waiter_t *park__acq_ctx_waiter(void *ctx);
+
 /* Enqueues the acquisition (park__wait_enqueue with ops->wait and the
  * ctx). PARK__WAIT_QUEUED: the task is live in the queue (and may already
  * be complete). Otherwise (INVALID or ABORTED) it was not left queued: the
