@@ -10,26 +10,49 @@
  *   default invariant  W and COUNT > 0 => K, or the thread that stored
  *                      that word is about to wake someone (wake: again)
  *
- * Transitions (c: COUNT):
+ * Transitions (c: COUNT; a waiter asks for `want` permits, n for short):
  *   acquire          c -> c-1 (c > 0)            CAS (fast path, inline)
+ *   acquire n        c -> c-n (c >= n)           CAS (try, spin)
  *   release n        c -> c+n (W clear, or K)    CAS (no lock, no wake)
- *   park (validate)  c=0 -> W[, K dropped]       CAS, bucket locked
+ *   park (validate)  c < want -> W[, K dropped]  CAS, bucket locked
+ *                    FIFO, 0 < c < want: c -> 0|W, the c gathered by the
+ *                    waiter (nobody is queued, so it is the head)
  *   take (woken)     c -> c-1, K dropped unless W and c-1 > 0 (then
  *                    retire: bucket locked, K passed on or dropped)
- *   release n, W     FIFO: W -> W (n granted) or W -> r (queue emptied)
- *   (no K)           default: permits handed to waiters owed them
- *                    (PARK__FAIR_NS, tasks), the rest c -> c+r, the oldest
- *                    thread woken to retry (K)      CAS, bucket locked
+ *   release n, W     FIFO: W -> W (n granted or gathered) or W -> r
+ *   (no K)           (queue emptied); default: permits handed to waiters
+ *                    owed them (PARK__FAIR_NS, tasks), or gathered by an
+ *                    owed waiter of several, or handed to a young one of
+ *                    several that they all fit; the rest c -> c+r, the
+ *                    oldest thread of one woken to retry (K)
+ *                                                   CAS, bucket locked
  *   last waiter      W cleared                      bucket locked (timeout)
  *     leaves
  *
  * W changes only under the bucket lock. K is set only there; it is dropped
  * there or by the woken waiter's take, and COUNT rises without the lock
- * only while K is set: a locked wake whose final CAS finds W, free permits
- * and no K runs again. A granted waiter owns its permit from the moment it
- * is dequeued (hand-off) or retries like a newcomer, re-queueing at the
- * front with its start time (woken). A timed-out waiter either was
- * dequeued first or leaves ungranted: no permit is lost. */
+ * only while K is set: a locked wake that found K set and whose final CAS
+ * finds W, free permits and no K runs again. A granted waiter owns its
+ * permits from the moment it is dequeued (hand-off) or retries like a
+ * newcomer, re-queueing with its start time (woken: only a waiter of one
+ * permit is). A timed-out waiter either was dequeued first or leaves
+ * ungranted: no permit is lost.
+ *
+ * Several permits (want > 1). A waiter of several is never woken to retry
+ * (it could not keep up with bargers taking them one at a time): select
+ * hands it all it wants when they are there, and otherwise, in FIFO mode
+ * or once it is owed (default mode: PARK__FAIR_NS), the permits there are
+ * gathered for it under the bucket lock (w->grant: RESERVED | how many;
+ * never in COUNT, so no fast path needs to know) and select stops there
+ * until it has them all. Default mode passes a young one too few are free
+ * for: those behind it may be served (woken to retry or handed), and a
+ * waiter woken past it re-queues at the back, not the front, so that the
+ * one passed stays first and is looked at, and owed, first. A waiter that
+ * leaves ungranted with permits gathered gives them back by a release,
+ * which serves those behind it (docs/design/sem.md, Several permits). The
+ * default invariant then reads: W and COUNT > 0 => K, or a wake is about
+ * to run, or no queued waiter would be served by one (each wants more than
+ * COUNT and none gathers). */
 #include <errno.h>
 
 #include <park/sem.h>
@@ -44,8 +67,21 @@
 #define K PARK__SEM_WOKEN
 #define COUNT PARK__SEM_COUNT_MASK
 
-/* w->grant of a granted waiter. */
-enum { GRANT_HANDOFF = 0, GRANT_RETRY = 1 };
+/* w->grant of a granted waiter: handed its permits, or woken to retry
+ * (one permit) at the queue's front, or at its back when select passed a
+ * waiter of several before waking it. */
+enum { GRANT_HANDOFF = 0, GRANT_RETRY = 1, GRANT_RETRY_BACK = 2 };
+
+/* w->grant of a queued waiter of several: RESERVED | the permits gathered
+ * for it. Written by select (and a FIFO validate) under the bucket lock;
+ * the waiter reads it only once it has left the queue (granted, timed out
+ * or cancelled), when nobody writes it any more. */
+#define RESERVED ((uintptr_t)1 << 31)
+
+static uint32_t gathered(const park__waiter_t *w)
+{
+    return w->grant & RESERVED ? (uint32_t)(w->grant & ~RESERVED) : 0;
+}
 
 static bool fifo(const park_sem_t *s)
 {
@@ -92,11 +128,28 @@ uint32_t park_sem_count(const park_sem_t *s)
     return (uint32_t)(__atomic_load_n(&s->state_, __ATOMIC_RELAXED) & COUNT);
 }
 
+/* Takes n permits if n are free: c -> c-n. */
+static bool try_take(park_sem_t *s, uint32_t n)
+{
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    while ((v & COUNT) >= n) {
+        /* acquire: pairs with the release that freed the permits. */
+        if (__atomic_compare_exchange_n(&s->state_, &v, v - n, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return true;
+    }
+    return false;
+}
+
 /* What a waiter carries, thread or task (the ctx of the callbacks). */
 struct acquire_ctx {
     park_sem_t *s;
-    bool woken; /* this thread is the woken waiter (K is its to clear) */
+    park__waiter_t *w; /* the thread's waiter; NULL in a task (park__acq_ctx_waiter) */
+    uint32_t n;        /* the permits it asks for */
+    bool woken;        /* this thread is the woken waiter (K is its to clear) */
 };
+
+_Static_assert(sizeof(struct acquire_ctx) <= PARK__ACQ_CTX_SIZE, "acquire_ctx fits an acquisition");
 
 static bool acquire_validate(void *ctx)
 {
@@ -104,11 +157,25 @@ static bool acquire_validate(void *ctx)
     park_sem_t *s = c->s;
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     for (;;) {
-        if (v & COUNT)
-            return false; /* a permit is free: take it instead */
-        /* c=0 -> W, clearing K if it was ours; relaxed: the bucket lock
+        uint32_t free = (uint32_t)(v & COUNT);
+        if (free >= c->n)
+            return false; /* enough are free: take them instead */
+        /* c < n -> W, clearing K if it was ours; relaxed: the bucket lock
          * orders it against releasers. */
         uint64_t next = (v | W) & ~(c->woken ? K : 0);
+        if (free && fifo(s)) {
+            /* FIFO, too few free for several: nobody is queued (W =>
+             * COUNT == 0), so this waiter is the head and gathers them,
+             * which keeps the invariant and lets nobody pass it. c -> 0|W;
+             * acquire: pairs with the release that freed them. */
+            if (__atomic_compare_exchange_n(&s->state_, &v, next - free, true, __ATOMIC_ACQUIRE,
+                                            __ATOMIC_RELAXED)) {
+                (c->w ? c->w : park__acq_ctx_waiter(c))->grant = RESERVED | free;
+                c->woken = false;
+                return true;
+            }
+            continue;
+        }
         if (__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
             c->woken = false;
@@ -134,29 +201,94 @@ static const park__wait_ops_t acquire_ops = {
 struct wake_ctx {
     park_sem_t *s;
     uint32_t n;      /* permits still to place */
-    bool checked;    /* EOVERFLOW was checked under the bucket lock */
+    bool checked;    /* this pass has looked at the word under the bucket lock */
     bool retire;     /* K is the caller's to drop (retire) */
     bool woke;       /* a waiter was woken to retry: K stays set */
-    bool again;      /* the stored word has W, free permits and no K */
+    bool passed;     /* a waiter was passed (left queued, select went on) */
+    bool again;      /* the stored word needs another pass */
     uint32_t handed; /* permits of n handed to waiters by select */
     int result;      /* 0 or EOVERFLOW */
     park_time_t now; /* park__wait_owed's clock: 0 until a thread waiter needs it */
+    uint64_t seen;   /* the word when this pass first looked (for its K) */
 };
 
-/* Once, under the bucket lock, before anything is granted: a release
- * beyond the maximum places nothing. (A release racing it on the lockless
- * path can still push the count up meanwhile: wake_finish re-checks.) */
+/* Once a pass, under the bucket lock, before anything is granted: a
+ * release beyond the maximum places nothing. (A release racing it on the
+ * lockless path can still push the count up meanwhile: wake_finish
+ * re-checks.) Notes whether K was set: if not, nobody can set it or add
+ * permits without the lock until this pass stores the word. */
 static bool wake_check(struct wake_ctx *r)
 {
     if (!r->checked) {
         r->checked = true;
         uint64_t v = __atomic_load_n(&r->s->state_, __ATOMIC_RELAXED);
+        r->seen = v;
         if (r->n > max_of(r->s) - (v & COUNT)) {
             r->result = EOVERFLOW;
             r->n = 0;
         }
     }
     return r->result == 0;
+}
+
+/* Takes up to m free permits from the count (all m or none if `all`):
+ * how many. c -> c-k. */
+static uint32_t take_free(park_sem_t *s, uint32_t m, bool all)
+{
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    for (;;) {
+        uint32_t k = (v & COUNT) < m ? (uint32_t)(v & COUNT) : m;
+        if (k == 0 || (all && k < m))
+            return 0;
+        /* acquire: pairs with the release that freed them; the waiter
+         * they go to is ordered by the bucket lock and its `woken`. */
+        if (__atomic_compare_exchange_n(&s->state_, &v, v - k, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return k;
+    }
+}
+
+/* Up to m permits for a waiter, released ones first, then free ones (all
+ * m or none if `all`): how many. */
+static uint32_t take_for(struct wake_ctx *r, uint32_t m, bool all)
+{
+    uint32_t released = r->n < m ? r->n : m;
+    uint32_t free = m - released ? take_free(r->s, m - released, all) : 0;
+    if (all && released + free < m)
+        return 0;
+    r->n -= released;
+    r->handed += released;
+    return released + free;
+}
+
+/* A waiter of several (see the top): handed them all if they are there;
+ * otherwise gathering what there is, if it is owed (a thread that has
+ * waited PARK__FAIR_NS, a task; once it gathers it stays owed), with
+ * nobody passing it; otherwise passed. Only a waiter with nobody passed
+ * ahead of it gathers: two gathering at once could each hold what the
+ * other lacks. (None gets ahead of one that gathers: a waiter of several
+ * never re-queues, newcomers queue at the back, and a woken waiter
+ * re-queues at the front only if it was first when woken.) Out of line, so
+ * that wake_select of single permits stays as lean as it was. */
+__attribute__((noinline)) static unsigned select_many(struct wake_ctx *r, park__waiter_t *w)
+{
+    uint32_t want = (uint32_t)w->want;
+    if (!(w->grant & RESERVED) && (r->passed || !park__wait_owed(w, &r->now))) {
+        if (take_for(r, want, true) == want) {
+            w->grant = GRANT_HANDOFF;
+            return PARK__SELECT_GRANT;
+        }
+        r->passed = true;
+        return PARK__SELECT_SKIP;
+    }
+    uint32_t got = gathered(w);
+    got += take_for(r, want - got, false);
+    if (got < want) {
+        w->grant = RESERVED | got;
+        return PARK__SELECT_STOP; /* it stays first in line */
+    }
+    w->grant = GRANT_HANDOFF;
+    return PARK__SELECT_GRANT;
 }
 
 /* Oldest first: a waiter owed a hand-off gets a permit (a released one,
@@ -167,6 +299,8 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
     struct wake_ctx *r = ctx;
     if (!wake_check(r))
         return PARK__SELECT_STOP;
+    if (w->want != 1)
+        return select_many(r, w);
     /* The clock only for a thread: an asynchronous waiter is always owed. */
     if (park__wait_owed(w, &r->now)) {
         if (r->n) {
@@ -180,7 +314,7 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
     uint64_t v = __atomic_load_n(&r->s->state_, __ATOMIC_RELAXED);
     bool on_its_way = park__woken_mark(v & K) && !r->retire;
     if ((r->n || (v & COUNT)) && !on_its_way) {
-        w->grant = GRANT_RETRY;
+        w->grant = r->passed ? GRANT_RETRY_BACK : GRANT_RETRY;
         r->woke = true;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     }
@@ -216,10 +350,13 @@ static void wake_finish(void *ctx, bool more)
          * granted waiters are ordered by the bucket lock. */
     } while (!__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_RELEASE,
                                           __ATOMIC_RELAXED));
-    /* K was dropped outside the lock (take_woken), or permits came without
-     * a lock (a release while K was set), after select looked: someone
-     * must be woken, so the caller runs the wake again. */
-    r->again = (next & W) && (next & COUNT) && !(next & K);
+    /* K was dropped outside the lock (take_woken, or ours: retire), or
+     * permits came without a lock (a release while K was set), after
+     * select looked: someone may have to be woken, so the caller runs the
+     * wake again. Only if K was set when this pass looked: otherwise the
+     * word is as select left it, and free permits beside waiters are too
+     * few for any of them. */
+    r->again = (next & W) && (next & COUNT) && !(next & K) && (r->seen & K);
 }
 
 /* Runs the wake (park__unpark with wake_select and wake_finish) until the
@@ -233,6 +370,8 @@ static void wake(struct wake_ctx *r)
         r->n = 0;
         r->retire = false; /* K was cleared by the pass that set `again` */
         r->woke = false;
+        r->passed = false;
+        r->checked = false;
         r->again = false;
     }
 }
@@ -266,8 +405,8 @@ static bool take_woken(park_sem_t *s, bool *pass)
     return false;
 }
 
-/* Spins while nobody is queued (rule 6): true if it took a permit. */
-static bool acquire_spin(park_sem_t *s)
+/* Spins while nobody is queued (rule 6): true if it took n permits. */
+static bool acquire_spin(park_sem_t *s, uint32_t n)
 {
     /* 512 pauses, looking every 128: a permit held for a short section
      * comes back within them, one held longer is better waited for asleep,
@@ -278,23 +417,36 @@ static bool acquire_spin(park_sem_t *s)
         uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
         if (v & W)
             break; /* others are queued: get in line */
-        if ((v & COUNT) && park_sem_try_acquire(s))
+        if ((v & COUNT) >= n && try_take(s, n))
             return true;
     } while (park__spin(&spin));
-    return park_sem_try_acquire(s);
+    return try_take(s, n);
 }
 
-int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
+/* A waiter that left the queue ungranted gives back what was gathered for
+ * it: a release, which serves those behind it that now can be (the head
+ * of several timing out must not leave them asleep: Go issue 37852).
+ * Beyond the maximum (permits released that were never acquired, while
+ * these were gathered) it places nothing. */
+static void give_back_gathered(park_sem_t *s, const park__waiter_t *w)
 {
-    struct acquire_ctx c = {.s = s, .woken = false};
+    uint32_t n = gathered(w);
+    if (n)
+        (void)park_sem_release(s, n);
+}
+
+static int acquire_slow(park_sem_t *s, uint32_t n, park_time_t deadline)
+{
     park__waiter_t w;
-    park__waiter_init(&w, 1);
+    struct acquire_ctx c = {.s = s, .w = &w, .n = n, .woken = false};
+    park__waiter_init(&w, n);
     park__waiter_profile(&w, PARK_PROFILE_SEM, GRANT_HANDOFF);
     if (!fifo(s))
         w.since = park_now(); /* kept when a woken waiter re-queues */
+    unsigned flags = 0;
     for (;;) {
         bool pass = false;
-        if (c.woken ? take_woken(s, &pass) : acquire_spin(s)) {
+        if (c.woken ? take_woken(s, &pass) : acquire_spin(s, n)) {
             if (pass)
                 retire(s);
             return 0;
@@ -304,20 +456,27 @@ int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
                 retire(s);
             return ETIMEDOUT;
         }
-        /* A woken waiter that lost to a barger re-queues at the front. */
-        unsigned flags = c.woken ? PARK__WAIT_FRONT : 0;
         switch (park__wait(s, &w, flags, &acquire_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == GRANT_HANDOFF)
-                return 0;   /* the permit was handed to us */
-            c.woken = true; /* woken to retry */
+                return 0;   /* the permits were handed to us */
+            c.woken = true; /* woken to retry (one permit) */
+            /* If it loses to a barger it re-queues at the front, or at
+             * the back when it was woken past a waiter of several. */
+            flags = w.grant == GRANT_RETRY ? PARK__WAIT_FRONT : 0;
             break;
         case PARK__WAIT_TIMEDOUT:
+            give_back_gathered(s, &w);
             return ETIMEDOUT;
         default:
-            break; /* a permit fell free before we were queued */
+            break; /* permits fell free before we were queued */
         }
     }
+}
+
+int park__sem_acquire_slow(park_sem_t *s, park_time_t deadline)
+{
+    return acquire_slow(s, 1, deadline);
 }
 
 int park_sem_acquire_until(park_sem_t *s, park_time_t deadline)
@@ -325,6 +484,31 @@ int park_sem_acquire_until(park_sem_t *s, park_time_t deadline)
     if (park_sem_try_acquire(s))
         return 0;
     return park__sem_acquire_slow(s, deadline);
+}
+
+/* n permits can be asked for: 1 <= n <= max. */
+static bool n_valid(const park_sem_t *s, uint32_t n)
+{
+    return n != 0 && n <= max_of(s);
+}
+
+bool park_sem_try_acquire_n(park_sem_t *s, uint32_t n)
+{
+    return n_valid(s, n) && try_take(s, n);
+}
+
+int park_sem_acquire_n_until(park_sem_t *s, uint32_t n, park_time_t deadline)
+{
+    if (!n_valid(s, n))
+        return EINVAL;
+    if (try_take(s, n))
+        return 0;
+    return acquire_slow(s, n, deadline);
+}
+
+int park_sem_acquire_n(park_sem_t *s, uint32_t n)
+{
+    return park_sem_acquire_n_until(s, n, PARK_FOREVER);
 }
 
 /* ---- releasing --------------------------------------------------------------- */
@@ -335,10 +519,27 @@ struct release_ctx {
     int result;
 };
 
+/* FIFO, a head of several: what it lacks, as far as the permits go; it is
+ * granted once it has them all, and until then nobody passes it. */
+static unsigned fifo_select_many(struct release_ctx *r, park__waiter_t *w)
+{
+    uint32_t want = (uint32_t)w->want, got = gathered(w);
+    uint32_t k = want - got < r->n ? want - got : r->n;
+    r->n -= k;
+    if (got + k < want) {
+        w->grant = RESERVED | (got + k);
+        return PARK__SELECT_STOP; /* it stays first in line */
+    }
+    w->grant = GRANT_HANDOFF;
+    return r->n ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_STOP;
+}
+
 /* FIFO: every permit to the queue head(s). */
 static unsigned fifo_select(void *ctx, park__waiter_t *w)
 {
     struct release_ctx *r = ctx;
+    if (w->want != 1)
+        return fifo_select_many(r, w);
     w->grant = GRANT_HANDOFF;
     r->n--;
     return r->n ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_STOP;
@@ -414,16 +615,25 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
 
 /* ---- asynchronous acquisition (lib/async.h) ---------------------------- */
 
-/* A granted task owns one permit; one nobody holds any more gives it back. */
+/* A granted task owns its n permits; one nobody holds any more gives them
+ * back. */
 static void async_give_back(void *ctx, park__waiter_t *w)
 {
     (void)w;
-    park_sem_release(((struct acquire_ctx *)ctx)->s, 1);
+    struct acquire_ctx *c = ctx;
+    park_sem_release(c->s, c->n);
 }
 
 static bool async_try_take(void *ctx)
 {
-    return park_sem_try_acquire(((struct acquire_ctx *)ctx)->s);
+    struct acquire_ctx *c = ctx;
+    return try_take(c->s, c->n);
+}
+
+/* A cancelled task of several gives back what was gathered for it. */
+static void async_removed(void *ctx)
+{
+    give_back_gathered(((struct acquire_ctx *)ctx)->s, park__acq_ctx_waiter(ctx));
 }
 
 static const park__acq_ops_t async_ops = {
@@ -432,10 +642,32 @@ static const park__acq_ops_t async_ops = {
     .give_back = async_give_back,
 };
 
+static const park__acq_ops_t async_n_ops = {
+    .wait = &acquire_ops,
+    .try_take = async_try_take,
+    .after_removed = async_removed,
+    .give_back = async_give_back,
+};
+
 park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool, park_time_t deadline)
 {
-    struct acquire_ctx c = {.s = s};
+    struct acquire_ctx c = {.s = s, .n = 1};
     return park__acquire_async(pool, &async_ops, s, 1, &c, sizeof c, deadline);
+}
+
+park_task_t *park_sem_acquire_n_async_until(park_sem_t *s, uint32_t n, park_pool_t *pool,
+                                            park_time_t deadline)
+{
+    if (!n_valid(s, n))
+        return park__task_completed(EINVAL, NULL);
+    struct acquire_ctx c = {.s = s, .n = n};
+    return park__acquire_async(pool, n == 1 ? &async_ops : &async_n_ops, s, n, &c, sizeof c,
+                               deadline);
+}
+
+park_task_t *park_sem_acquire_n_async(park_sem_t *s, uint32_t n, park_pool_t *pool)
+{
+    return park_sem_acquire_n_async_until(s, n, pool, PARK_FOREVER);
 }
 
 park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool)

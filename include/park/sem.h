@@ -21,6 +21,16 @@
  * Release is destruction-safe: after the store that hands its permits over
  * it no longer touches the semaphore's memory.
  *
+ * Several permits at once (park_sem_acquire_n and its forms) are taken all
+ * together or not at all. FIFO: a request at the queue head holds back
+ * every request behind it, smaller ones too, until it has all it asked
+ * for. Default: smaller requests may pass a waiting larger one while it is
+ * young, but once it has waited about 1 ms the permits released are
+ * reserved for it (gathered while it is first in line, never visible in
+ * the count) until it has them all; nobody passes it meanwhile, so neither
+ * the large request nor the small ones starve. A waiter that times out or
+ * is cancelled gives back what it had gathered, waking those behind it.
+ *
  * Memory ordering: a release (park_sem_release) synchronises with the
  * acquisition that obtains one of its permits (acquire ordering). */
 #ifndef PARK_SEM_H
@@ -161,8 +171,9 @@ PARK__INLINE int park_sem_release(park_sem_t *s, uint32_t n)
     return park__sem_release_slow(s, n);
 }
 
-/* The number of free permits right now (FIFO: 0 while anyone is queued).
- * A snapshot for monitoring; relaxed ordering. */
+/* The number of free permits right now (FIFO: 0 while anyone is queued;
+ * permits gathered by a waiter for several are not free). A snapshot for
+ * monitoring; relaxed ordering. */
 PARK_API uint32_t park_sem_count(const park_sem_t *s);
 
 /* Acquires a permit asynchronously: a task that completes with error 0 on
@@ -190,6 +201,41 @@ PARK_API park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool);
  * completes with ETIMEDOUT at once. */
 PARK_API park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool,
                                                    park_time_t deadline);
+
+/* ---- several permits at once ----------------------------------------------- */
+
+/* Takes n permits together, blocking until all n are its own: 0 (acquire
+ * ordering), or EINVAL at once, without blocking, if n == 0 or n exceeds
+ * the semaphore's maximum (nothing taken). Where it queues and who may
+ * pass it: see the top. n == 1 is park_sem_acquire. */
+PARK_API int park_sem_acquire_n(park_sem_t *s, uint32_t n);
+
+/* Takes n permits if n are free right now: true (acquire ordering), or
+ * false (nothing taken; also for n == 0 and n beyond the maximum). Never
+ * takes some of them. Barges as park_sem_try_acquire does (FIFO: never
+ * while anyone is queued). Never blocks. */
+PARK_API bool park_sem_try_acquire_n(park_sem_t *s, uint32_t n);
+
+/* As park_sem_acquire_n, giving up at the absolute deadline: 0, ETIMEDOUT
+ * (nothing taken: permits gathered meanwhile went back, waking those
+ * behind), or EINVAL (n == 0 or n beyond the maximum; at once). n permits
+ * free right now are taken even when the deadline has passed. */
+PARK_API int park_sem_acquire_n_until(park_sem_t *s, uint32_t n, park_time_t deadline);
+
+/* As park_sem_acquire_async, for n permits together: the task completes
+ * with error 0 once all n are its own (whoever holds it then releases
+ * them), never with some of them. n == 0 or n beyond the maximum gives a
+ * task already completed with EINVAL (nothing taken). Cancelling the task
+ * or dropping it while it waits gives back the permits gathered for it
+ * (waking those behind); dropping it unseen after the grant gives back
+ * all n. NULL only on ENOMEM. Never blocks. */
+PARK_API park_task_t *park_sem_acquire_n_async(park_sem_t *s, uint32_t n, park_pool_t *pool);
+
+/* As park_sem_acquire_n_async, giving up at the absolute deadline as
+ * park_sem_acquire_async_until does (ETIMEDOUT, and EINVAL without a pool
+ * for a deadline other than PARK_FOREVER). */
+PARK_API park_task_t *park_sem_acquire_n_async_until(park_sem_t *s, uint32_t n, park_pool_t *pool,
+                                                     park_time_t deadline);
 
 PARK_END_DECLS
 

@@ -4,7 +4,9 @@
  * wait queue itself (queued_on counts the waiters of the semaphore's key),
  * so waiters are queued in a known order and no verdict depends on a sleep;
  * the only timing asserted is that a timed acquire never gives up before
- * its deadline (and, generously, not seconds after). */
+ * its deadline (and, generously, not seconds after). Sleeps are
+ * choreography only: to make a waiter owed (it has waited about 1 ms), or
+ * to give a wrong wake-up time to show. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -64,6 +66,51 @@ static void join_all(test_threads_t **t, int n)
 {
     for (int i = 0; i < n; i++)
         test_threads_join(t[i]);
+}
+
+/* A thread that takes n permits together (acquire_n, or acquire_n_until
+ * when timed). */
+struct many {
+    park_sem_t *s;
+    uint32_t n;
+    bool timed;
+    park_time_t deadline;
+    int result;
+    atomic_bool done;
+};
+
+static void *many_main(void *arg)
+{
+    struct many *m = arg;
+    m->result = m->timed ? park_sem_acquire_n_until(m->s, m->n, m->deadline)
+                         : park_sem_acquire_n(m->s, m->n);
+    atomic_store(&m->done, true);
+    return NULL;
+}
+
+/* Starts a waiter for n permits and waits until it is queued (behind the
+ * waiters already there). */
+static test_threads_t *queue_many(struct many *m, park_sem_t *s, uint32_t n, park_time_t deadline)
+{
+    size_t base = park__wait_count(s);
+    *m = (struct many){.s = s, .n = n, .timed = deadline != PARK_FOREVER, .deadline = deadline};
+    test_threads_t *t = test_threads_start(1, many_main, m, sizeof *m);
+    AWAIT(park__wait_count(s) == base + 1 || atomic_load(&m->done));
+    return t;
+}
+
+static park_pool_t *pool_new(void)
+{
+    park_pool_t *pool = NULL;
+    park_pool_config_t cfg = {.threads = 1};
+    ASSERT_EQ(park_pool_create(&pool, &cfg), 0);
+    return pool;
+}
+
+static park_task_t *not_null(park_task_t *t)
+{
+    ASSERT_TRUE(t != NULL);
+    return t;
 }
 
 TEST(sem_size_is_at_most_32_bytes)
@@ -647,6 +694,414 @@ TEST(sem_default_release_of_more_permits_than_waiters_leaves_them_free)
     ASSERT_EQ(park_sem_count(&s), 4);
 }
 
+/* ---- several permits at once --------------------------------------------------- */
+
+TEST(sem_acquire_n_of_zero_or_beyond_max_is_einval_at_once_and_takes_nothing)
+{
+    park_sem_t s = PARK_SEM_INIT(2, 3);
+    park_sem_t empty = PARK_SEM_INIT(0, 3); /* would block forever if it waited */
+    park_sem_t fifo = PARK_SEM_INIT_FIFO(0, 3);
+    park_sem_t *sems[] = {&s, &empty, &fifo};
+    for (size_t i = 0; i < 3; i++) {
+        uint32_t before = park_sem_count(sems[i]);
+        ASSERT_EQ(park_sem_acquire_n(sems[i], 0), EINVAL);
+        ASSERT_EQ(park_sem_acquire_n(sems[i], 4), EINVAL);
+        ASSERT_EQ(park_sem_acquire_n(sems[i], UINT32_MAX), EINVAL);
+        ASSERT_EQ(park_sem_acquire_n_until(sems[i], 0, PARK_FOREVER), EINVAL);
+        ASSERT_EQ(park_sem_acquire_n_until(sems[i], 4, park_deadline_in(HANG_NS)), EINVAL);
+        ASSERT_EQ(park_sem_acquire_n_until(sems[i], PARK_SEM_VALUE_MAX, 0), EINVAL);
+        ASSERT_EQ(park_sem_count(sems[i]), before);
+        ASSERT_EQ(park__wait_count(sems[i]), 0);
+        ASSERT_EQ(park_sem_destroy(sems[i]), 0);
+    }
+}
+
+TEST(sem_try_acquire_n_of_zero_or_beyond_max_fails_and_takes_nothing)
+{
+    park_sem_t s = PARK_SEM_INIT(3, 3);
+    ASSERT_FALSE(park_sem_try_acquire_n(&s, 0));
+    ASSERT_FALSE(park_sem_try_acquire_n(&s, 4));
+    ASSERT_FALSE(park_sem_try_acquire_n(&s, UINT32_MAX));
+    ASSERT_EQ(park_sem_count(&s), 3);
+    park_sem_t fifo = PARK_SEM_INIT_FIFO(3, 3);
+    ASSERT_FALSE(park_sem_try_acquire_n(&fifo, 0));
+    ASSERT_FALSE(park_sem_try_acquire_n(&fifo, 4));
+    ASSERT_EQ(park_sem_count(&fifo), 3);
+}
+
+/* Also without a pool, and with a deadline: the argument is checked first. */
+TEST(sem_async_acquire_n_of_zero_or_beyond_max_is_a_task_completed_with_einval)
+{
+    park_pool_t *pool = pool_new();
+    park_sem_t s = PARK_SEM_INIT(0, 3);
+    park_task_t *t[] = {
+        not_null(park_sem_acquire_n_async(&s, 0, pool)),
+        not_null(park_sem_acquire_n_async(&s, 4, pool)),
+        not_null(park_sem_acquire_n_async(&s, 0, NULL)),
+        not_null(park_sem_acquire_n_async_until(&s, 4, pool, PARK_FOREVER)),
+        not_null(park_sem_acquire_n_async_until(&s, 0, pool, park_deadline_in(HANG_NS))),
+        not_null(park_sem_acquire_n_async_until(&s, UINT32_MAX, NULL, 0)),
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        ASSERT_TRUE(park_task_done(t[i]));
+        ASSERT_EQ(park_task_wait(t[i], NULL), EINVAL);
+        park_task_release(t[i]);
+    }
+    ASSERT_EQ(park__wait_count(&s), 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    park_pool_destroy(pool);
+}
+
+TEST(sem_try_acquire_n_takes_all_or_nothing)
+{
+    park_sem_t s = PARK_SEM_INIT(3, 5);
+    ASSERT_FALSE(park_sem_try_acquire_n(&s, 4));
+    ASSERT_EQ(park_sem_count(&s), 3);
+    ASSERT_TRUE(park_sem_try_acquire_n(&s, 2));
+    ASSERT_EQ(park_sem_count(&s), 1);
+    ASSERT_FALSE(park_sem_try_acquire_n(&s, 2));
+    ASSERT_EQ(park_sem_count(&s), 1);
+    ASSERT_TRUE(park_sem_try_acquire_n(&s, 1));
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 5), 0);
+    ASSERT_TRUE(park_sem_try_acquire_n(&s, 5)); /* n == max */
+    ASSERT_EQ(park_sem_count(&s), 0);
+}
+
+TEST(sem_acquire_n_takes_free_permits_even_past_its_deadline)
+{
+    park_sem_t s = PARK_SEM_INIT(5, 5);
+    ASSERT_EQ(park_sem_acquire_n(&s, 2), 0);
+    ASSERT_EQ(park_sem_count(&s), 3);
+    ASSERT_EQ(park_sem_acquire_n_until(&s, 3, 0), 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_acquire_n_until(&s, 1, 0), ETIMEDOUT);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_sem_acquire_n_until(&s, 2, park_now()), ETIMEDOUT);
+    ASSERT_EQ(park_sem_count(&s), 1); /* nothing taken */
+    ASSERT_EQ(park__wait_count(&s), 0);
+}
+
+/* Checked in both modes: in the default one the waiter is young or owed
+ * by the second release, depending on the machine's pace; either way it
+ * has nothing until all three are there. */
+static void acquire_n_blocks_until_n_are_free(park_sem_t *s)
+{
+    ASSERT_EQ(park_sem_release(s, 1), 0);
+    struct many m;
+    test_threads_t *t = queue_many(&m, s, 3, PARK_FOREVER);
+    ASSERT_EQ(park_sem_release(s, 1), 0);
+    test_sleep_ns(5 * MS); /* give a wrong grant time to show */
+    ASSERT_FALSE(atomic_load(&m.done));
+    ASSERT_EQ(park__wait_count(s), 1);
+    ASSERT_EQ(park_sem_release(s, 1), 0);
+    test_threads_join(t);
+    ASSERT_EQ(m.result, 0);
+    ASSERT_EQ(park_sem_count(s), 0);
+    ASSERT_EQ(park__wait_count(s), 0);
+    ASSERT_EQ(park_sem_release(s, 3), 0);
+    ASSERT_EQ(park_sem_count(s), 3);
+    ASSERT_EQ(park_sem_destroy(s), 0);
+}
+
+TEST(sem_acquire_n_blocks_until_n_are_free)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 3);
+    acquire_n_blocks_until_n_are_free(&s);
+}
+
+TEST(sem_fifo_acquire_n_blocks_until_n_are_free)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 3);
+    acquire_n_blocks_until_n_are_free(&s);
+}
+
+TEST(sem_acquire_n_of_one_takes_one_permit_as_acquire_does)
+{
+    park_sem_t s = PARK_SEM_INIT(1, 2);
+    ASSERT_EQ(park_sem_acquire_n(&s, 1), 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    struct many m;
+    test_threads_t *t = queue_many(&m, &s, 1, PARK_FOREVER);
+    ASSERT_FALSE(park_sem_try_acquire_n(&s, 1));
+    ASSERT_EQ(park_sem_release(&s, 2), 0); /* one to the waiter, one to the count */
+    test_threads_join(t);
+    ASSERT_EQ(m.result, 0);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    ASSERT_TRUE(park_sem_try_acquire_n(&s, 1));
+    ASSERT_EQ(park_sem_acquire_n_until(&s, 1, park_deadline_in(MS)), ETIMEDOUT);
+}
+
+/* FIFO: the head waits for 3; the permits released meanwhile are gathered
+ * for it, and the waiter of one behind it gets none of them. */
+TEST(sem_fifo_large_head_holds_back_smaller_waiters_behind_it)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
+    struct many large;
+    test_threads_t *tl = queue_many(&large, &s, 3, PARK_FOREVER);
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    ASSERT_EQ(park_sem_release(&s, 2), 0);
+    test_sleep_ns(5 * MS); /* give a wrong grant time to show */
+    ASSERT_FALSE(atomic_load(&large.done));
+    ASSERT_FALSE(atomic_load(&a[0].done));
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    test_threads_join(tl);
+    ASSERT_EQ(large.result, 0);
+    ASSERT_FALSE(atomic_load(&a[0].done));
+    ASSERT_EQ(park__wait_count(&s), 1);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    join_all(t, 1);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+/* FIFO: a waiter for more than are free takes those that are as it queues
+ * (nobody was queued, so it is the head): none are left for a newcomer. */
+TEST(sem_fifo_large_waiter_gathers_the_free_permits_as_it_queues)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(2, 4);
+    struct many large;
+    test_threads_t *tl = queue_many(&large, &s, 3, PARK_FOREVER);
+    ASSERT_FALSE(atomic_load(&large.done));
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_FALSE(park_sem_try_acquire(&s));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    test_threads_join(tl);
+    ASSERT_EQ(large.result, 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_release(&s, 4), 0);
+    ASSERT_EQ(park_sem_count(&s), 4);
+}
+
+/* Default mode: a waiter of one behind a young waiter of three is woken
+ * for the one permit released. The large waiter must still be young (it
+ * started less than about 1 ms before the release): on a machine too slow
+ * for that the round is repeated. */
+TEST(sem_default_smaller_waiter_passes_a_young_larger_one)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    for (int round = 0;; round++) {
+        ASSERT_LT(round, 200);
+        struct acquirer a[1];
+        test_threads_t *t[1];
+        struct many large;
+        park_time_t start = park_now(); /* before the large waiter's own clock */
+        test_threads_t *tl = queue_many(&large, &s, 3, PARK_FOREVER);
+        queue_acquirers(&s, a, t, 1, NULL);
+        ASSERT_EQ(park_sem_release(&s, 1), 0);
+        bool young = park_now() - start < PARK__FAIR_NS;
+        if (young) {
+            AWAIT(atomic_load(&a[0].done)); /* passed the large one */
+            ASSERT_FALSE(atomic_load(&large.done));
+        }
+        ASSERT_EQ(park_sem_release(&s, 3), 0);
+        join_all(t, 1);
+        test_threads_join(tl);
+        ASSERT_EQ(large.result, 0);
+        ASSERT_EQ(park_sem_count(&s), 0);
+        if (young)
+            break;
+        test_sleep_ns(2 * MS); /* the bucket's fair hand-off is due again */
+    }
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+/* Default mode: once the waiter of three has waited about 1 ms, released
+ * permits are gathered for it (the count stays 0: nobody barges) and the
+ * waiter of one behind it waits until it has them all. */
+TEST(sem_default_owed_larger_waiter_gathers_permits_and_holds_back_smaller_ones)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    struct many large;
+    test_threads_t *tl = queue_many(&large, &s, 3, PARK_FOREVER);
+    test_sleep_ns(3 * MS); /* choreography: the large waiter is owed */
+    struct acquirer a[1];
+    test_threads_t *t[1];
+    queue_acquirers(&s, a, t, 1, NULL);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(park_sem_release(&s, 1), 0);
+        ASSERT_EQ(park_sem_count(&s), 0); /* gathered, not free */
+        ASSERT_FALSE(park_sem_try_acquire(&s));
+    }
+    test_sleep_ns(5 * MS); /* give a wrong grant time to show */
+    ASSERT_FALSE(atomic_load(&large.done));
+    ASSERT_FALSE(atomic_load(&a[0].done));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    test_threads_join(tl);
+    ASSERT_EQ(large.result, 0);
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    join_all(t, 1);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+/* The head of three times out holding two gathered permits: they go back
+ * and wake the two waiters of one behind it (with Go issue 37852's bug
+ * they would sleep on). Its deadline must outlast queueing the others and
+ * the release; if this machine was too slow for that, the round is
+ * repeated with a longer deadline. `owed`: default mode, where the head
+ * gathers only once it has waited about 1 ms. */
+static void timed_out_large_head_wakes_the_waiters_behind_it(park_sem_t *s, bool owed)
+{
+    for (uint64_t ns = 50 * MS;; ns *= 2) {
+        ASSERT_LT(ns, 60000 * (uint64_t)MS);
+        struct many large;
+        test_threads_t *tl = queue_many(&large, s, 3, park_deadline_in(ns));
+        if (owed)
+            test_sleep_ns(3 * MS); /* choreography: the large waiter is owed */
+        struct acquirer a[2];
+        test_threads_t *t[2];
+        queue_acquirers(s, a, t, 2, NULL);
+        ASSERT_EQ(park_sem_release(s, 2), 0);
+        /* All three still queued: the two went to the head. */
+        bool gathered = park__wait_count(s) == 3 && !atomic_load(&a[0].done);
+        test_threads_join(tl);
+        ASSERT_EQ(large.result, ETIMEDOUT);
+        join_all(t, 2); /* woken by the permits the head gave back */
+        ASSERT_EQ(park_sem_count(s), 0);
+        ASSERT_EQ(park__wait_count(s), 0);
+        if (gathered)
+            break;
+    }
+    ASSERT_EQ(park_sem_release(s, 4), 0);
+    ASSERT_EQ(park_sem_count(s), 4);
+    ASSERT_EQ(park_sem_destroy(s), 0);
+}
+
+TEST(sem_fifo_timed_out_large_head_wakes_the_waiters_behind_it)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
+    timed_out_large_head_wakes_the_waiters_behind_it(&s, false);
+}
+
+TEST(sem_default_timed_out_large_head_wakes_the_waiters_behind_it)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    timed_out_large_head_wakes_the_waiters_behind_it(&s, true);
+}
+
+/* FIFO: the permits a timed-out head gathered as it queued go back too. */
+TEST(sem_fifo_timed_out_large_waiter_gives_back_what_it_gathered_as_it_queued)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(2, 4);
+    ASSERT_EQ(park_sem_acquire_n_until(&s, 3, park_deadline_in(5 * MS)), ETIMEDOUT);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park__wait_count(&s), 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
+/* A task of three is handed nothing until all three are there. */
+static void async_acquire_n_completes_only_with_all_n(park_sem_t *s)
+{
+    park_pool_t *pool = pool_new();
+    park_task_t *t = not_null(park_sem_acquire_n_async(s, 3, pool));
+    ASSERT_FALSE(park_task_done(t));
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(park_sem_release(s, 1), 0);
+        ASSERT_FALSE(park_task_done(t));
+        ASSERT_EQ(park_sem_count(s), 0); /* a task is owed: they are gathered */
+    }
+    ASSERT_EQ(park_sem_release(s, 2), 0);
+    ASSERT_EQ(park_task_wait(t, NULL), 0);
+    park_task_release(t);
+    ASSERT_EQ(park_sem_count(s), 1);
+    ASSERT_EQ(park_sem_release(s, 3), 0); /* the task's holder gives them back */
+    ASSERT_EQ(park_sem_count(s), 4);
+    park_pool_destroy(pool);
+}
+
+TEST(sem_async_acquire_n_completes_only_with_all_n)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    async_acquire_n_completes_only_with_all_n(&s);
+}
+
+TEST(sem_fifo_async_acquire_n_completes_only_with_all_n)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
+    async_acquire_n_completes_only_with_all_n(&s);
+}
+
+TEST(sem_async_acquire_n_of_free_permits_is_a_shared_completed_task)
+{
+    park_sem_t s = PARK_SEM_INIT(4, 4);
+    park_task_t *t = not_null(park_sem_acquire_n_async(&s, 3, NULL));
+    ASSERT_TRUE(park_task_done(t));
+    ASSERT_EQ(park_task_wait(t, NULL), 0);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    park_task_t *u = not_null(park_sem_acquire_async(&s, NULL));
+    ASSERT_TRUE(u == t); /* the same permanent object */
+    park_task_release(u);
+    park_task_release(t); /* the permits stay the caller's */
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park__wait_count(&s), 0);
+}
+
+/* A cancelled (or dropped) task of three that had gathered two gives them
+ * back, and the waiter of one behind it is served from them. */
+static void cancelled_async_large_waiter_gives_back(park_sem_t *s, bool drop)
+{
+    park_pool_t *pool = pool_new();
+    park_task_t *t = not_null(park_sem_acquire_n_async(s, 3, pool));
+    AWAIT(park__wait_count(s) == 1);
+    struct acquirer a[1];
+    test_threads_t *th[1];
+    queue_acquirers(s, a, th, 1, NULL);
+    ASSERT_EQ(park_sem_release(s, 2), 0);
+    ASSERT_EQ(park_sem_count(s), 0); /* gathered by the task */
+    ASSERT_FALSE(atomic_load(&a[0].done));
+    if (drop) {
+        park_task_release(t);
+    } else {
+        ASSERT_EQ(park_task_cancel(t), 0);
+        ASSERT_EQ(park_task_wait(t, NULL), ECANCELED);
+        park_task_release(t);
+    }
+    join_all(th, 1);
+    ASSERT_EQ(park_sem_count(s), 1);
+    ASSERT_EQ(park__wait_count(s), 0);
+    ASSERT_EQ(park_sem_release(s, 1), 0); /* the thread's */
+    ASSERT_EQ(park_sem_count(s), 2);
+    ASSERT_EQ(park_sem_destroy(s), 0);
+    park_pool_destroy(pool);
+}
+
+TEST(sem_cancelled_async_large_waiter_gives_back_the_permits_it_gathered)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    cancelled_async_large_waiter_gives_back(&s, false);
+}
+
+TEST(sem_fifo_cancelled_async_large_waiter_gives_back_the_permits_it_gathered)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
+    cancelled_async_large_waiter_gives_back(&s, false);
+}
+
+TEST(sem_dropped_async_large_waiter_gives_back_the_permits_it_gathered)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    cancelled_async_large_waiter_gives_back(&s, true);
+}
+
+TEST(sem_timed_out_async_large_waiter_gives_back_the_permits_it_gathered)
+{
+    park_pool_t *pool = pool_new();
+    park_sem_t s = PARK_SEM_INIT_FIFO(1, 4); /* one gathered as it queues */
+    park_task_t *t =
+        not_null(park_sem_acquire_n_async_until(&s, 3, pool, park_deadline_in(20 * MS)));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_task_wait(t, NULL), ETIMEDOUT);
+    park_task_release(t);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park__wait_count(&s), 0);
+    park_pool_destroy(pool);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(sem_init_fifo_rejects_what_init_rejects_and_changes_nothing),
     TEST_ENTRY(sem_init_fifo_makes_a_fifo_semaphore),
@@ -685,6 +1140,28 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_timed_out_waiter_behind_another_leaves_it_and_the_count_intact),
     TEST_ENTRY(sem_timed_out_waiter_ahead_of_another_leaves_it_and_the_count_intact),
     TEST_ENTRY(sem_never_admits_more_holders_than_permits),
+    TEST_ENTRY(sem_acquire_n_of_zero_or_beyond_max_is_einval_at_once_and_takes_nothing),
+    TEST_ENTRY(sem_try_acquire_n_of_zero_or_beyond_max_fails_and_takes_nothing),
+    TEST_ENTRY(sem_async_acquire_n_of_zero_or_beyond_max_is_a_task_completed_with_einval),
+    TEST_ENTRY(sem_try_acquire_n_takes_all_or_nothing),
+    TEST_ENTRY(sem_acquire_n_takes_free_permits_even_past_its_deadline),
+    TEST_ENTRY(sem_acquire_n_blocks_until_n_are_free),
+    TEST_ENTRY(sem_fifo_acquire_n_blocks_until_n_are_free),
+    TEST_ENTRY(sem_acquire_n_of_one_takes_one_permit_as_acquire_does),
+    TEST_ENTRY(sem_fifo_large_head_holds_back_smaller_waiters_behind_it),
+    TEST_ENTRY(sem_fifo_large_waiter_gathers_the_free_permits_as_it_queues),
+    TEST_ENTRY(sem_default_smaller_waiter_passes_a_young_larger_one),
+    TEST_ENTRY(sem_default_owed_larger_waiter_gathers_permits_and_holds_back_smaller_ones),
+    TEST_ENTRY(sem_fifo_timed_out_large_head_wakes_the_waiters_behind_it),
+    TEST_ENTRY(sem_default_timed_out_large_head_wakes_the_waiters_behind_it),
+    TEST_ENTRY(sem_fifo_timed_out_large_waiter_gives_back_what_it_gathered_as_it_queued),
+    TEST_ENTRY(sem_async_acquire_n_completes_only_with_all_n),
+    TEST_ENTRY(sem_fifo_async_acquire_n_completes_only_with_all_n),
+    TEST_ENTRY(sem_async_acquire_n_of_free_permits_is_a_shared_completed_task),
+    TEST_ENTRY(sem_cancelled_async_large_waiter_gives_back_the_permits_it_gathered),
+    TEST_ENTRY(sem_fifo_cancelled_async_large_waiter_gives_back_the_permits_it_gathered),
+    TEST_ENTRY(sem_dropped_async_large_waiter_gives_back_the_permits_it_gathered),
+    TEST_ENTRY(sem_timed_out_async_large_waiter_gives_back_the_permits_it_gathered),
 };
 
 int main(int argc, char **argv)
