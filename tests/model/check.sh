@@ -367,6 +367,27 @@ run_case event-auto-all         event.pml   permit      "-DAUTO_ALL"
 run_case event-timeout-loses    event.pml   permit      "-DTIMED -DTIMEOUT_LOSES"
 run_case event-clear-w-always   event.pml   lost-wakeup "-DMANUAL -DTIMED -DCLEAR_W_ALWAYS -DNW=3"
 
+# The barrier (lib/barrier.c): phases of 3 or 4 participants with a
+# completion, arrive_and_drop, an asynchronous waiter cancelled; phases
+# never mix, one serial arrival per phase, nobody left asleep. Broken: a
+# validate that queues after its phase ended, an advance that ignores W,
+# waiters released before the completion, a next phase that ignores
+# drops, a cancel that clears W while others remain. The latch
+# (lib/latch.c, -DLATCH): count_downs racing waiters, one timed; broken: a
+# validate that ignores the count, a lock-free count_down that ignores W.
+run_case barrier                barrier.pml pass        "-DPHASES=3"
+run_case barrier-drop           barrier.pml pass        "-DDROP -DPHASES=3"
+run_case barrier-cancel         barrier.pml pass        "-DCANCEL"
+run_case barrier-4-drop-cancel  barrier.pml pass        "-DNP=4 -DCANCEL -DDROP -DPHASES=3"
+run_case barrier-no-phase-check barrier.pml lost-wakeup "-DNO_PHASE_CHECK"
+run_case barrier-blind-advance  barrier.pml lost-wakeup "-DBLIND_ADVANCE"
+run_case barrier-release-first  barrier.pml once        "-DRELEASE_FIRST"
+run_case barrier-reset-to-count barrier.pml lost-wakeup "-DDROP -DPHASES=3 -DRESET_TO_COUNT"
+run_case barrier-clear-w-always barrier.pml lost-wakeup "-DCANCEL -DCLEAR_W_ALWAYS"
+run_case latch                  barrier.pml pass        "-DLATCH -DTIMED -DNW=3 -DNC=3"
+run_case latch-no-recheck       barrier.pml lost-wakeup "-DLATCH -DLATCH_NO_RECHECK"
+run_case latch-blind-down       barrier.pml lost-wakeup "-DLATCH -DLATCH_BLIND_DOWN"
+
 if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
     run_case pool-joiner-2      pool.pml    pass      "-DJOINER" safety 26
