@@ -4,8 +4,11 @@
  * ends up either with exactly one acquirer or in the count), timed waiters
  * that either got a permit or timed out no earlier than their deadline, an
  * `inside` counter that never exceeds the permits, and an exact plain
- * counter under a binary semaphore. Every loop is bounded by an iteration
- * count (scaled by PARK_STRESS_SCALE) and by the harness watchdog. */
+ * counter under a binary semaphore; for acquisitions of several permits
+ * also: a large request is not starved by a stream of small ones, and
+ * cancelled, dropped and timed-out large requests give back what was
+ * gathered for them. Every loop is bounded by an iteration count (scaled
+ * by PARK_STRESS_SCALE) and by the harness watchdog. */
 #include <park/park.h>
 
 #include <errno.h>
@@ -15,6 +18,20 @@
 #include <string.h>
 
 #include "test.h"
+
+static park_pool_t *pool_new(unsigned threads)
+{
+    park_pool_t *pool = NULL;
+    park_pool_config_t cfg = {.threads = threads};
+    ASSERT_EQ(park_pool_create(&pool, &cfg), 0);
+    return pool;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
 
 /* Each test runs on a default (barging) semaphore and, as *_fifo, on a
  * strictly FIFO one. */
@@ -38,6 +55,17 @@ static void spin_until(park_time_t t)
 static bool timed_acquire(park_sem_t *s, park_time_t deadline)
 {
     int rc = park_sem_acquire_until(s, deadline);
+    if (rc == 0)
+        return true;
+    ASSERT_EQ(rc, ETIMEDOUT);
+    ASSERT_GE(park_now(), deadline);
+    return false;
+}
+
+/* The same contract for n permits together. */
+static bool timed_acquire_n(park_sem_t *s, uint32_t n, park_time_t deadline)
+{
+    int rc = park_sem_acquire_n_until(s, n, deadline);
     if (rc == 0)
         return true;
     ASSERT_EQ(rc, ETIMEDOUT);
@@ -153,11 +181,16 @@ TEST(sem_timed_waiters_get_exactly_the_permits_released_while_they_wait)
 #define TR_MAX_INITIAL 2
 #define TR_MAX_RELEASES (TR_WAITERS + 1)
 
+/* Waiters ask for 1 to tr_max_n permits each time (1: the single-permit
+ * calls; the *_n tests: up to 3). */
+static uint32_t tr_max_n = 1;
+
 struct tr {
     park_sem_t s;
     pthread_barrier_t begin, end;
     uint64_t rounds;
-    atomic_uint acquired; /* this round */
+    atomic_uint acquired;  /* permits, this round */
+    atomic_uint timed_out; /* waits, this round */
     uint64_t total_acquired, total_timed_out, total_released, leftover;
 };
 
@@ -175,8 +208,11 @@ static void tr_waiter(struct tr *r, uint64_t *rng)
         park_time_t deadline = test_rng_below(rng, 8) == 0
                                    ? park_now() - 1
                                    : park_now() + test_rng_below(rng, TR_WINDOW_NS);
-        if (timed_acquire(&r->s, deadline))
-            atomic_fetch_add(&r->acquired, 1);
+        uint32_t n = 1 + test_rng_below(rng, tr_max_n);
+        if (tr_max_n == 1 ? timed_acquire(&r->s, deadline) : timed_acquire_n(&r->s, n, deadline))
+            atomic_fetch_add(&r->acquired, n);
+        else
+            atomic_fetch_add(&r->timed_out, 1);
         pthread_barrier_wait(&r->end);
     }
 }
@@ -193,6 +229,7 @@ static void tr_releaser(struct tr *r, uint64_t *rng)
         if (initial)
             ASSERT_EQ(park_sem_release(&r->s, initial), 0);
         atomic_store(&r->acquired, 0);
+        atomic_store(&r->timed_out, 0);
         pthread_barrier_wait(&r->begin);
         park_time_t start = park_now();
         for (uint32_t i = 0; i < releases; i++) {
@@ -205,7 +242,7 @@ static void tr_releaser(struct tr *r, uint64_t *rng)
         ASSERT_EQ(acquired + left, initial + releases);
         ASSERT_EQ(drain(&r->s), left);
         r->total_acquired += acquired;
-        r->total_timed_out += TR_WAITERS - acquired;
+        r->total_timed_out += atomic_load(&r->timed_out);
         r->total_released += releases;
         r->leftover += left;
     }
@@ -236,9 +273,10 @@ TEST(sem_timeouts_racing_releases_lose_no_permit)
     test_threads_join(test_threads_start(TR_WAITERS + 1, tr_thread_main, t, sizeof t[0]));
     pthread_barrier_destroy(&r.begin);
     pthread_barrier_destroy(&r.end);
-    printf("     %" PRIu64 " timed waits: %" PRIu64 " acquired, %" PRIu64 " timed out; %" PRIu64
-           " released, %" PRIu64 " left in the count\n",
-           r.rounds * TR_WAITERS, r.total_acquired, r.total_timed_out, r.total_released,
+    printf("     %" PRIu64 " timed waits for 1 to %u permits: %" PRIu64
+           " permits acquired, %" PRIu64 " waits timed out; %" PRIu64 " released, %" PRIu64
+           " left in the count\n",
+           r.rounds * TR_WAITERS, tr_max_n, r.total_acquired, r.total_timed_out, r.total_released,
            r.leftover);
     ASSERT_EQ(park_sem_destroy(&r.s), 0);
 }
@@ -480,6 +518,295 @@ TEST(sem_mixed_blocking_try_and_timed_acquires_conserve_permits)
     ASSERT_EQ(park_sem_destroy(&m.s), 0);
 }
 
+/* ---- several permits at once: nobody exceeds the permits ------------------------- */
+
+#define PM_THREADS 6
+#define PM_PERMITS 4
+#define PM_MAX_N 3
+#define PM_ITERATIONS 3000
+
+struct pm {
+    park_sem_t s;
+    uint64_t iterations;
+    atomic_uint inside;
+    atomic_uint most_inside;
+};
+
+struct pm_thread {
+    struct pm *p;
+    unsigned id;
+};
+
+/* n permits by acquire_n, try_acquire_n (retried) or acquire_n_until
+ * (retried). Unlike taking them one by one, threads that each want
+ * several cannot deadlock: each takes all of its n or none. */
+static void pm_acquire(park_sem_t *s, uint32_t n, uint64_t *rng)
+{
+    switch (test_rng_below(rng, 3)) {
+    case 0:
+        ASSERT_EQ(park_sem_acquire_n(s, n), 0);
+        return;
+    case 1:
+        while (!park_sem_try_acquire_n(s, n))
+            sched_yield();
+        return;
+    default:
+        while (!timed_acquire_n(s, n, park_deadline_in(US + test_rng_below(rng, 300 * US)))) {
+        }
+        return;
+    }
+}
+
+static void *pm_thread_main(void *arg)
+{
+    struct pm_thread *t = arg;
+    struct pm *p = t->p;
+    uint64_t rng = test_rng_seed(t->id);
+    for (uint64_t i = 0; i < p->iterations; i++) {
+        uint32_t n = 1 + test_rng_below(&rng, PM_MAX_N);
+        pm_acquire(&p->s, n, &rng);
+        unsigned now = atomic_fetch_add(&p->inside, n) + n;
+        ASSERT_LE(now, PM_PERMITS);
+        unsigned most = atomic_load_explicit(&p->most_inside, memory_order_relaxed);
+        while (now > most && !atomic_compare_exchange_weak(&p->most_inside, &most, now)) {
+        }
+        if (test_rng_below(&rng, 16) == 0)
+            sched_yield();
+        atomic_fetch_sub(&p->inside, n);
+        ASSERT_EQ(park_sem_release(&p->s, n), 0);
+    }
+    return NULL;
+}
+
+TEST(sem_permits_never_exceeded_with_acquire_n)
+{
+    struct pm p;
+    memset(&p, 0, sizeof p);
+    ASSERT_EQ(init_sem(&p.s, PM_PERMITS, PM_PERMITS), 0);
+    p.iterations = test_scaled(PM_ITERATIONS);
+    struct pm_thread t[PM_THREADS];
+    for (unsigned i = 0; i < PM_THREADS; i++)
+        t[i] = (struct pm_thread){&p, i};
+    test_threads_join(test_threads_start(PM_THREADS, pm_thread_main, t, sizeof t[0]));
+    printf("     at most %u of %u permits held at once\n", atomic_load(&p.most_inside), PM_PERMITS);
+    ASSERT_EQ(atomic_load(&p.inside), 0);
+    ASSERT_EQ(park_sem_count(&p.s), PM_PERMITS);
+    ASSERT_EQ(park_sem_destroy(&p.s), 0);
+}
+
+/* ---- a large request among a stream of small ones ------------------------------ */
+
+#define LS_SMALL_THREADS 4
+#define LS_PERMITS 32
+#define LS_ROUNDS 100
+#define LS_WORST_LIMIT_NS (1000u * MS) /* generous: timing goals are benchmarks' */
+
+struct ls {
+    park_sem_t s;
+    atomic_bool stop;
+    atomic_uint inside; /* permits held */
+};
+
+struct ls_thread {
+    struct ls *l;
+    unsigned id;
+    _Atomic uint64_t acquired;
+};
+
+static void ls_enter(struct ls *l, uint32_t n)
+{
+    unsigned now = atomic_fetch_add(&l->inside, n) + n;
+    ASSERT_LE(now, LS_PERMITS);
+}
+
+/* One permit at a time, by every form, held for a moment, until told to
+ * stop. */
+static void *ls_small_main(void *arg)
+{
+    struct ls_thread *t = arg;
+    struct ls *l = t->l;
+    uint64_t rng = test_rng_seed(t->id);
+    while (!atomic_load_explicit(&l->stop, memory_order_relaxed)) {
+        switch (test_rng_below(&rng, 3)) {
+        case 0:
+            park_sem_acquire(&l->s);
+            break;
+        case 1:
+            while (!park_sem_try_acquire(&l->s))
+                sched_yield();
+            break;
+        default:
+            while (!timed_acquire(&l->s, park_deadline_in(US + test_rng_below(&rng, 200 * US)))) {
+            }
+            break;
+        }
+        ls_enter(l, 1);
+        for (volatile uint32_t k = test_rng_below(&rng, 2000); k > 0; k--) {
+        }
+        atomic_fetch_sub(&l->inside, 1);
+        ASSERT_EQ(park_sem_release(&l->s, 1), 0);
+        /* relaxed: a progress count, read to line the test up. */
+        atomic_store_explicit(&t->acquired,
+                              atomic_load_explicit(&t->acquired, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+    return NULL;
+}
+
+/* Every permit at once: it needs all the small holders out at the same
+ * moment, which a stream of them rarely leaves; FIFO mode and the default
+ * mode's gathering for an owed waiter must get it through. It asks once
+ * the small ones are streaming, and then every millisecond or so; its
+ * waits are reported (worst and median), and only a generous bound is
+ * asserted. */
+TEST(sem_acquire_many_is_not_starved_by_single_acquirers)
+{
+    struct ls l;
+    memset(&l, 0, sizeof l);
+    ASSERT_EQ(init_sem(&l.s, LS_PERMITS, LS_PERMITS), 0);
+    struct ls_thread t[LS_SMALL_THREADS];
+    for (unsigned i = 0; i < LS_SMALL_THREADS; i++)
+        t[i] = (struct ls_thread){.l = &l, .id = i};
+    test_threads_t *small = test_threads_start(LS_SMALL_THREADS, ls_small_main, t, sizeof t[0]);
+    uint64_t rounds = test_scaled(LS_ROUNDS);
+    uint64_t *waits = calloc(rounds, sizeof *waits);
+    ASSERT_TRUE(waits != NULL);
+    for (unsigned i = 0; i < LS_SMALL_THREADS; i++)
+        AWAIT(atomic_load_explicit(&t[i].acquired, memory_order_relaxed) >= 100);
+    for (uint64_t i = 0; i < rounds; i++) {
+        test_sleep_ns(MS);
+        park_time_t t0 = park_now();
+        ASSERT_EQ(park_sem_acquire_n(&l.s, LS_PERMITS), 0);
+        waits[i] = park_now() - t0;
+        ls_enter(&l, LS_PERMITS);
+        atomic_fetch_sub(&l.inside, LS_PERMITS);
+        ASSERT_EQ(park_sem_release(&l.s, LS_PERMITS), 0);
+    }
+    atomic_store(&l.stop, true);
+    test_threads_join(small);
+    qsort(waits, rounds, sizeof *waits, cmp_u64);
+    uint64_t median = waits[rounds / 2], worst = waits[rounds - 1];
+    printf("     %" PRIu64 " acquisitions of all %u permits: median %.3f ms, worst %.3f ms;"
+           " small ones:",
+           rounds, LS_PERMITS, median / 1e6, worst / 1e6);
+    for (unsigned i = 0; i < LS_SMALL_THREADS; i++)
+        printf(" %" PRIu64, atomic_load(&t[i].acquired));
+    printf("\n");
+    free(waits);
+    ASSERT_LT(worst, LS_WORST_LIMIT_NS);
+    ASSERT_EQ(atomic_load(&l.inside), 0);
+    ASSERT_EQ(park_sem_count(&l.s), LS_PERMITS);
+    ASSERT_EQ(park_sem_destroy(&l.s), 0);
+}
+
+/* ---- cancelled, dropped and timed-out large tasks racing releases --------------- */
+
+#define CR_MAX_INITIAL 2
+#define CR_MAX_RELEASES 4
+#define CR_WINDOW_NS (50u * US)
+
+enum { CR_CANCEL, CR_DROP, CR_DEADLINE, CR_ACTIONS };
+
+struct cr {
+    park_sem_t s;
+    pthread_barrier_t begin, end;
+    uint64_t rounds;
+    uint32_t releases; /* this round's, set before `begin` */
+    park_time_t start;
+};
+
+/* The releaser: `releases` single permits at random moments of the window. */
+static void *cr_releaser_main(void *arg)
+{
+    struct cr *c = arg;
+    uint64_t rng = test_rng_seed(99);
+    for (uint64_t round = 0; round < c->rounds; round++) {
+        pthread_barrier_wait(&c->begin);
+        for (uint32_t i = 0; i < c->releases; i++) {
+            spin_until(c->start + test_rng_below(&rng, CR_WINDOW_NS));
+            ASSERT_EQ(park_sem_release(&c->s, 1), 0);
+        }
+        pthread_barrier_wait(&c->end);
+    }
+    return NULL;
+}
+
+/* Each round a task asks for 2 to 4 permits while 0 to 4 are released one
+ * by one, and is cancelled, dropped or timed out at a random moment: the
+ * permits it gathered come back, or it was granted all of them (and they
+ * are given back by its holder, or by the drop). Either way every permit
+ * is in the count at the end: its initial value, plus the releases. */
+TEST(sem_large_async_waiters_cancelled_racing_releases_conserve_permits)
+{
+    struct cr c;
+    memset(&c, 0, sizeof c);
+    ASSERT_EQ(init_sem(&c.s, 0, CR_MAX_INITIAL + CR_MAX_RELEASES), 0);
+    c.rounds = test_scaled(10000);
+    ASSERT_EQ(pthread_barrier_init(&c.begin, NULL, 2), 0);
+    ASSERT_EQ(pthread_barrier_init(&c.end, NULL, 2), 0);
+    park_pool_t *pool = pool_new(1);
+    test_threads_t *releaser = test_threads_start(1, cr_releaser_main, &c, 0);
+    uint64_t rng = test_rng_seed(7), outcome[CR_ACTIONS][2] = {{0}};
+    for (uint64_t round = 0; round < c.rounds; round++) {
+        uint32_t initial = test_rng_below(&rng, CR_MAX_INITIAL + 1);
+        uint32_t n = 2 + test_rng_below(&rng, 3);
+        unsigned action = test_rng_below(&rng, CR_ACTIONS);
+        c.releases = test_rng_below(&rng, CR_MAX_RELEASES + 1);
+        if (initial)
+            ASSERT_EQ(park_sem_release(&c.s, initial), 0);
+        c.start = park_now();
+        park_time_t at = c.start + test_rng_below(&rng, CR_WINDOW_NS);
+        park_task_t *t = action == CR_DEADLINE ? park_sem_acquire_n_async_until(&c.s, n, pool, at)
+                                               : park_sem_acquire_n_async(&c.s, n, pool);
+        ASSERT_TRUE(t != NULL);
+        pthread_barrier_wait(&c.begin);
+        spin_until(at);
+        bool granted = false;
+        switch (action) {
+        case CR_CANCEL: {
+            int rc = park_task_cancel(t);
+            ASSERT_TRUE(rc == 0 || rc == EALREADY);
+            int err = park_task_wait(t, NULL);
+            ASSERT_EQ(err, rc == 0 ? ECANCELED : 0);
+            granted = err == 0;
+            park_task_release(t);
+            break;
+        }
+        case CR_DROP:
+            /* A grant seen here (or made at once) is ours to release; one
+             * made after this look, which nobody saw, goes back by itself. */
+            granted = park_task_done(t);
+            park_task_release(t);
+            break;
+        default: {
+            int err = park_task_wait(t, NULL);
+            ASSERT_TRUE(err == 0 || err == ETIMEDOUT);
+            granted = err == 0;
+            park_task_release(t);
+            break;
+        }
+        }
+        outcome[action][granted]++;
+        if (granted)
+            ASSERT_EQ(park_sem_release(&c.s, n), 0); /* the holder's */
+        pthread_barrier_wait(&c.end);
+        ASSERT_EQ(park_sem_count(&c.s), initial + c.releases);
+        ASSERT_EQ(park_sem_destroy(&c.s), 0); /* nobody is left queued */
+        if (initial + c.releases)
+            ASSERT_TRUE(park_sem_try_acquire_n(&c.s, initial + c.releases));
+    }
+    test_threads_join(releaser);
+    park_pool_destroy(pool);
+    pthread_barrier_destroy(&c.begin);
+    pthread_barrier_destroy(&c.end);
+    printf("     %" PRIu64 " races: cancel %" PRIu64 " cancelled, %" PRIu64
+           " granted; drop %" PRIu64 "; deadline %" PRIu64 " timed out, %" PRIu64 " granted\n",
+           c.rounds, outcome[CR_CANCEL][0], outcome[CR_CANCEL][1],
+           outcome[CR_DROP][0] + outcome[CR_DROP][1], outcome[CR_DEADLINE][0],
+           outcome[CR_DEADLINE][1]);
+    ASSERT_EQ(park_sem_destroy(&c.s), 0);
+}
+
 /* ---- a re-acquiring hog does not starve a waiter (default mode) ---------- */
 
 #define HOG_WAITS 200
@@ -488,12 +815,6 @@ TEST(sem_mixed_blocking_try_and_timed_acquires_conserve_permits)
 #define HOG_CAP_LIMIT_MS 45000u /* stays below the 60 s watchdog */
 #define HOG_WORST_LIMIT_NS (1000u * MS)
 #define HOG_MEDIAN_LIMIT_NS (10u * MS)
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 struct hog {
     park_sem_t s;
@@ -594,6 +915,41 @@ TEST(sem_mixed_blocking_try_and_timed_acquires_conserve_permits_fifo)
     fifo_mode = false;
 }
 
+TEST(sem_timeouts_of_large_waiters_racing_releases_lose_no_permit)
+{
+    tr_max_n = 3;
+    sem_timeouts_racing_releases_lose_no_permit();
+    tr_max_n = 1;
+}
+
+TEST(sem_timeouts_of_large_waiters_racing_releases_lose_no_permit_fifo)
+{
+    fifo_mode = true;
+    sem_timeouts_of_large_waiters_racing_releases_lose_no_permit();
+    fifo_mode = false;
+}
+
+TEST(sem_permits_never_exceeded_with_acquire_n_fifo)
+{
+    fifo_mode = true;
+    sem_permits_never_exceeded_with_acquire_n();
+    fifo_mode = false;
+}
+
+TEST(sem_acquire_many_is_not_starved_by_single_acquirers_fifo)
+{
+    fifo_mode = true;
+    sem_acquire_many_is_not_starved_by_single_acquirers();
+    fifo_mode = false;
+}
+
+TEST(sem_large_async_waiters_cancelled_racing_releases_conserve_permits_fifo)
+{
+    fifo_mode = true;
+    sem_large_async_waiters_cancelled_racing_releases_conserve_permits();
+    fifo_mode = false;
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(sem_timed_waiters_get_exactly_the_permits_released_while_they_wait),
     TEST_ENTRY(sem_timeouts_racing_releases_lose_no_permit),
@@ -606,6 +962,14 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_binary_semaphore_excludes_like_a_lock_fifo),
     TEST_ENTRY(sem_permits_never_exceeded_with_batch_release_fifo),
     TEST_ENTRY(sem_mixed_blocking_try_and_timed_acquires_conserve_permits_fifo),
+    TEST_ENTRY(sem_timeouts_of_large_waiters_racing_releases_lose_no_permit),
+    TEST_ENTRY(sem_permits_never_exceeded_with_acquire_n),
+    TEST_ENTRY(sem_acquire_many_is_not_starved_by_single_acquirers),
+    TEST_ENTRY(sem_large_async_waiters_cancelled_racing_releases_conserve_permits),
+    TEST_ENTRY(sem_timeouts_of_large_waiters_racing_releases_lose_no_permit_fifo),
+    TEST_ENTRY(sem_permits_never_exceeded_with_acquire_n_fifo),
+    TEST_ENTRY(sem_acquire_many_is_not_starved_by_single_acquirers_fifo),
+    TEST_ENTRY(sem_large_async_waiters_cancelled_racing_releases_conserve_permits_fifo),
 };
 
 int main(int argc, char **argv)
