@@ -128,6 +128,14 @@ class Histogram
     {
         return n_;
     }
+    // Adds o's samples to this one's (per-thread histograms, after the
+    // threads have joined).
+    void merge(const Histogram &o)
+    {
+        for (int b = 0; b < kBuckets; ++b)
+            counts_[b] += o.counts_[b];
+        n_ += o.n_;
+    }
     // The value (ticks) at quantile q in [0, 1]: the midpoint of the bucket
     // holding the ceil(q * n)-th smallest sample; 0 when empty.
     uint64_t quantile(double q) const;
@@ -348,6 +356,8 @@ void register_async();
 void register_chan();
 void register_cond();
 void register_event();
+void register_barrier();
+void register_sem_many();
 
 } // namespace bench
 

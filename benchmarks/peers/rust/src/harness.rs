@@ -321,7 +321,7 @@ pub fn report_contended(r: &WindowResult) -> Sample {
 }
 
 /// The value at quantile q of sorted samples: the ceil(q * n)-th smallest.
-fn quantile(sorted: &[u64], q: f64) -> u64 {
+pub fn quantile(sorted: &[u64], q: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }

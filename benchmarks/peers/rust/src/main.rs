@@ -3,6 +3,7 @@
 //! google-benchmark JSON (aggregates only). See README.md.
 
 mod acquire;
+mod barrier;
 mod chan;
 mod cond;
 mod event;
@@ -10,6 +11,7 @@ mod filter;
 mod harness;
 mod locks;
 mod pool;
+mod sem_many;
 mod sweep;
 
 use harness::{json_num, json_string, Row, Sample};
@@ -211,6 +213,21 @@ fn rows() -> Vec<Row> {
 
     r.push(one("event/uncontended/rust_tokio", event::uncontended_tokio));
     r.push(windowed("event/pingpong/rust_tokio", event::pingpong_tokio));
+
+    let barriers: [(&str, fn(usize, f64) -> Sample); 2] =
+        [("rust_std", barrier::rounds_std), ("rust_tokio", barrier::rounds_tokio)];
+    for &t in barrier::THREADS.iter() {
+        for (name, f) in barriers.iter() {
+            let f = *f;
+            r.push(Row::new(format!("barrier/rounds/{}/threads:{}", name, t), t as u32, move |m, _| f(t, m)));
+        }
+    }
+
+    r.push(Row::new(
+        format!("sem_many/mix/rust_tokio/threads:{}", sem_many::THREADS),
+        sem_many::THREADS as u32,
+        |m, _| sem_many::mix_tokio(m),
+    ));
     r
 }
 
@@ -328,7 +345,19 @@ fn main() {
             let ips = harness::median_of(&res, |s| s.items_per_second.unwrap_or(0.0));
             line.push_str(&format!(" {:>12.3} M items/s", ips / 1e6));
         }
-        for c in ["csw_per_op", "fairness", "worst_wait_ns", "p50_ns", "p99_ns", "p999_ns", "spawn_ns"].iter() {
+        for c in [
+            "csw_per_op",
+            "fairness",
+            "worst_wait_ns",
+            "p50_ns",
+            "p99_ns",
+            "p999_ns",
+            "spawn_ns",
+            "n1_p99_ns",
+            "n32_worst_ns",
+        ]
+        .iter()
+        {
             if let Some(v) = harness::median_counter(&res, c) {
                 line.push_str(&format!(" {}={}", c, json_num((v * 1000.0).round() / 1000.0)));
             }
