@@ -21,6 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* C++ tests (tests/cpp) use the harness too. */
+#ifdef __cplusplus
+#define TEST_NORETURN [[noreturn]]
+extern "C" {
+#else
+#define TEST_NORETURN _Noreturn
+#endif
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -37,7 +45,7 @@ typedef struct test_case {
 int test_main(int argc, char **argv, const test_case_t *tests, size_t count);
 
 /* Fails the current test with a message (and never returns). */
-_Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
+TEST_NORETURN void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Runs fn(arg) in a forked child, which must die of SIGABRT having written
@@ -125,5 +133,9 @@ static inline uint64_t test_rng_seed(unsigned id)
 typedef struct test_threads test_threads_t;
 test_threads_t *test_threads_start(size_t n, void *(*fn)(void *), void *args, size_t arg_size);
 void test_threads_join(test_threads_t *t);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PARK_TESTS_TEST_H */
