@@ -61,8 +61,8 @@ enum latch_call { LATCH_WAIT, LATCH_WAIT_UNTIL, LATCH_ARRIVE_AND_WAIT };
 struct latch_waiter {
     park_latch_t *l;
     enum latch_call call;
-    park_time_t deadline; /* LATCH_WAIT_UNTIL */
-    uint32_t n;           /* LATCH_ARRIVE_AND_WAIT */
+    uint64_t timeout_ns; /* LATCH_WAIT_UNTIL: the deadline from the thread's start */
+    uint32_t n;          /* LATCH_ARRIVE_AND_WAIT */
     int result;
     atomic_bool done;
 };
@@ -76,7 +76,7 @@ static void *latch_waiter_main(void *arg)
         w->result = 0;
         break;
     case LATCH_WAIT_UNTIL:
-        w->result = park_latch_wait_until(w->l, w->deadline);
+        w->result = park_latch_wait_until(w->l, park_deadline_in(w->timeout_ns));
         break;
     case LATCH_ARRIVE_AND_WAIT:
         w->result = park_latch_arrive_and_wait(w->l, w->n);
@@ -293,7 +293,7 @@ TEST(latch_wait_until_a_near_deadline_times_out_not_before_it)
 TEST(latch_wait_until_passes_when_released_before_the_deadline)
 {
     park_latch_t l = PARK_LATCH_INIT(1);
-    struct latch_waiter w[1] = {{.call = LATCH_WAIT_UNTIL, .deadline = park_deadline_in(HANG_NS)}};
+    struct latch_waiter w[1] = {{.call = LATCH_WAIT_UNTIL, .timeout_ns = HANG_NS}};
     test_threads_t *t[1];
     queue_latch_waiters(&l, w, t, 1);
     ASSERT_EQ(park_latch_count_down(&l, 1), 0);
@@ -304,18 +304,20 @@ TEST(latch_wait_until_passes_when_released_before_the_deadline)
 TEST(latch_timed_out_waiter_leaves_the_others_waiting_and_the_count_intact)
 {
     park_latch_t l = PARK_LATCH_INIT(2);
+    /* The timed one queues last, so that the others are queued before
+     * its deadline. */
     struct latch_waiter w[3] = {{.call = LATCH_WAIT},
-                                {.call = LATCH_WAIT_UNTIL, .deadline = park_deadline_in(20 * MS)},
-                                {.call = LATCH_WAIT}};
+                                {.call = LATCH_WAIT},
+                                {.call = LATCH_WAIT_UNTIL, .timeout_ns = 50 * MS}};
     test_threads_t *t[3];
     queue_latch_waiters(&l, w, t, 3);
-    test_threads_join(t[1]);
-    ASSERT_EQ(w[1].result, ETIMEDOUT);
+    test_threads_join(t[2]);
+    ASSERT_EQ(w[2].result, ETIMEDOUT);
     ASSERT_EQ(park__wait_count(&l), 2);
     ASSERT_EQ(park_latch_count(&l), 2);
     ASSERT_EQ(park_latch_count_down(&l, 2), 0);
     test_threads_join(t[0]);
-    test_threads_join(t[2]);
+    test_threads_join(t[1]);
     ASSERT_EQ(park__wait_count(&l), 0);
 }
 

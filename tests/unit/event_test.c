@@ -24,7 +24,7 @@
 struct waiter {
     park_event_t *e;
     bool timed;
-    park_time_t deadline;
+    uint64_t timeout_ns; /* timed: the deadline is this far from the thread's start */
     int result;
     atomic_bool done;
 };
@@ -32,7 +32,8 @@ struct waiter {
 static void *waiter_main(void *arg)
 {
     struct waiter *w = arg;
-    w->result = w->timed ? park_event_wait_until(w->e, w->deadline) : (park_event_wait(w->e), 0);
+    w->result = w->timed ? park_event_wait_until(w->e, park_deadline_in(w->timeout_ns))
+                         : (park_event_wait(w->e), 0);
     atomic_store(&w->done, true);
     return NULL;
 }
@@ -339,7 +340,7 @@ TEST(event_wait_until_a_near_deadline_times_out_not_before_it)
 TEST(event_wait_until_passes_when_set_before_the_deadline)
 {
     park_event_t e = PARK_EVENT_INIT_AUTO(false);
-    struct waiter w[1] = {{.timed = true, .deadline = park_deadline_in(HANG_NS)}};
+    struct waiter w[1] = {{.timed = true, .timeout_ns = HANG_NS}};
     test_threads_t *t[1];
     queue_waiters(&e, w, t, 1);
     park_event_set(&e);
@@ -351,7 +352,9 @@ TEST(event_wait_until_passes_when_set_before_the_deadline)
 TEST(event_auto_set_after_the_oldest_waiter_timed_out_goes_to_the_next)
 {
     park_event_t e = PARK_EVENT_INIT_AUTO(false);
-    struct waiter w[2] = {{.timed = true, .deadline = park_deadline_in(20 * MS)}, {.timed = false}};
+    /* Long enough for the second waiter to queue behind it (slow threads
+     * under sanitizers). */
+    struct waiter w[2] = {{.timed = true, .timeout_ns = 300 * MS}, {.timed = false}};
     test_threads_t *t[2];
     queue_waiters(&e, w, t, 2);
     test_threads_join(t[0]);
@@ -367,16 +370,18 @@ TEST(event_auto_set_after_the_oldest_waiter_timed_out_goes_to_the_next)
 TEST(event_manual_set_after_a_waiter_timed_out_releases_the_others)
 {
     park_event_t e = PARK_EVENT_INIT_MANUAL(false);
+    /* The timed one queues last, so that the others are queued before its
+     * deadline. */
     struct waiter w[3] = {
-        {.timed = false}, {.timed = true, .deadline = park_deadline_in(20 * MS)}, {.timed = false}};
+        {.timed = false}, {.timed = false}, {.timed = true, .timeout_ns = 50 * MS}};
     test_threads_t *t[3];
     queue_waiters(&e, w, t, 3);
-    test_threads_join(t[1]);
-    ASSERT_EQ(w[1].result, ETIMEDOUT);
+    test_threads_join(t[2]);
+    ASSERT_EQ(w[2].result, ETIMEDOUT);
     ASSERT_EQ(park__wait_count(&e), 2);
     park_event_set(&e);
     test_threads_join(t[0]);
-    test_threads_join(t[2]);
+    test_threads_join(t[1]);
     ASSERT_EQ(park__wait_count(&e), 0);
 }
 
