@@ -21,7 +21,8 @@ from dropin_report import dropin_section, write_dropin_report
 KNOWN_COUNTERS = ["csw_per_op", "cpu_ns_per_op", "min_acq", "max_acq", "fairness",
                   "worst_wait_ns", "writer_worst_wait_ns", "reads", "writes", "p50_ns", "p99_ns", "p999_ns",
                   "workers", "spawn_ns", "wakeups", "idle_cpu_ns", "csw_per_s",
-                  "capacity"]
+                  "capacity", "n1_p50_ns", "n1_p99_ns", "n32_p50_ns", "n32_worst_ns",
+                  "n32_requests"]
 COUNTER_TITLES = {
     "csw_per_op": "csw/op", "cpu_ns_per_op": "cpu/op",
     "min_acq": "min acq", "max_acq": "max acq",
@@ -31,9 +32,12 @@ COUNTER_TITLES = {
     "p999_ns": "p99.9",
     "spawn_ns": "spawn/join", "idle_cpu_ns": "CPU per idle s",
     "csw_per_s": "csw/s",
+    "n1_p50_ns": "n=1 p50", "n1_p99_ns": "n=1 p99",
+    "n32_p50_ns": "n=32 p50", "n32_worst_ns": "n=32 worst", "n32_requests": "n=32 reqs",
 }
 # Counters that count things (shown as integers).
-COUNT_COUNTERS = {"min_acq", "max_acq", "workers", "wakeups", "capacity", "reads", "writes"}
+COUNT_COUNTERS = {"min_acq", "max_acq", "workers", "wakeups", "capacity", "reads", "writes",
+                  "n32_requests"}
 # What time/op means where it is not the time of one operation; shown under
 # the scenario's heading.
 SCENARIO_NOTES = {
@@ -84,6 +88,35 @@ for _cap in (1, 64, 1024):
         "threads / 2 consumers (8 threads oversubscribe 2 cores), the drain after the "
         "window included." % _cap)
 del _cap
+SCENARIO_NOTES.update({
+    ("cond", "pingpong"): "time/op = one round trip between two threads through one mutex and "
+                          "one condition variable: each flips a turn flag under the mutex, "
+                          "signals, and waits in a loop until the turn is its own again (two "
+                          "wake-ups); p50/p99/p99.9 of the round trip.",
+    ("cond", "broadcast"): "time/op = one round: a thread bumps a generation under the mutex "
+                           "and broadcasts; 8 waiters (threads) wait for it and each "
+                           "acknowledges under the mutex, the last signalling the broadcaster; "
+                           "p50/p99/p99.9 of a round.",
+    ("event", "uncontended"): "time/op = a set with nobody waiting and the wait that consumes "
+                              "it, by one thread.",
+    ("event", "pingpong"): "time/op = one round trip through two auto-reset events: A sets X "
+                           "and waits on Y, B waits on X and sets Y (two wake-ups; rust_tokio: "
+                           "two tasks on a 2-worker runtime, a task hand-off with no thread "
+                           "going to sleep).",
+    ("barrier", "rounds"): "time/op = one round (phase) of arrive_and_wait by every thread; "
+                           "p50/p99/p99.9 of the time between thread 0's returns. rust_tokio: "
+                           "T tasks on T workers, mostly task switches on one worker.",
+    ("sem_many", "mix"): "ops/s = requests per second: 4 threads share 32 permits, each "
+                         "request takes 1 (95 %) or all 32 (5 %), holds them for 200 LCG "
+                         "rounds and releases them. *n=1 p99* is what a waiting large "
+                         "request costs the small ones, *n=32 worst* what passing small "
+                         "ones cost the large one.",
+})
+# Counters of a scenario whose park / contender ratios get a table of their
+# own under the scenario's detail table (below 1.00 = park waits less).
+WAIT_RATIOS = {
+    ("sem_many", "mix"): ["n1_p99_ns", "n32_worst_ns"],
+}
 # What a family measures and who its contenders are; shown under its heading.
 FAMILY_NOTES = {
     "async": "Asynchronous acquisitions (a task that completes once the permit is its "
@@ -94,6 +127,19 @@ FAMILY_NOTES = {
             "mutex + condition variable ring (condvar), tbb::concurrent_bounded_queue, "
             "ck_ring (non-blocking: spins with a pause while full or empty, the floor) "
             "and crossbeam-channel's bounded channel (rust_crossbeam).",
+    "cond": "Condition variables on their mutex: park_cond_t on park_mutex_t beside "
+            "pthread_cond_t on pthread_mutex_t, std::condition_variable on std::mutex, "
+            "absl::CondVar on absl::Mutex and the Condvar of parking_lot and std::sync "
+            "(rust_parking_lot, rust_std).",
+    "event": "Auto-reset events: park_event_t beside the textbook event (pthread: a flag "
+             "under a pthread mutex, waited for on a pthread condition variable) and "
+             "tokio::sync::Notify (rust_tokio: notify_one / notified).",
+    "barrier": "Reusable barriers: park_barrier_t beside pthread_barrier_t, std::barrier "
+               "(std), std::sync::Barrier (rust_std) and tokio::sync::Barrier (rust_tokio).",
+    "sem_many": "Several permits of a semaphore at once: park_sem_acquire_n on a default "
+                "(park) and a strictly FIFO (park_fifo) semaphore beside the textbook mutex "
+                "+ condition variable semaphore (condvar: waits until n are free, every "
+                "release wakes all) and tokio's Semaphore::acquire_many (rust_tokio, FIFO).",
 }
 
 
@@ -751,6 +797,27 @@ def detail_table(s, t):
     return table(header, body)
 
 
+def wait_ratio_table(s, t, keys):
+    """park's counter / each contender's for the counters `keys` (waits:
+    below 1.00 = park waits less) at thread count t."""
+    park = s.get("park", t)
+    if park is None or park.error:
+        return None
+    body = []
+    for c in s.contenders:
+        r = s.get(c, t)
+        if c == "park" or r is None or r.error:
+            continue
+        cells = [c]
+        for k in keys:
+            p, o = park.median.get(k), r.median.get(k)
+            cells.append(fmt_ratio(p / o) if p is not None and o else "—")
+        body.append(cells)
+    if not body:
+        return None
+    return table(["contender"] + ["park / it: %s" % COUNTER_TITLES.get(k, k) for k in keys], body)
+
+
 def overview_table(s):
     """Multi-thread scenario: contenders x thread counts."""
     ts = s.threads
@@ -801,6 +868,11 @@ def family_section(fam, scenarios, plots):
                         "no threads suffix" if t is None else
                         "%d thread%s" % (t, "" if t == 1 else "s")), ""]
             out += [detail_table(s, t), ""]
+            waits = WAIT_RATIOS.get((fam, s.name))
+            tab = waits and wait_ratio_table(s, t, waits)
+            if tab:
+                out += ["park's waits divided by each contender's (below 1.00 = park "
+                        "waits less, **bold** = park waits longer).", "", tab, ""]
     return out
 
 
