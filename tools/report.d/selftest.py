@@ -131,7 +131,9 @@ def main():
                        "### async / rwlock_write_uncontended", "| mutex_fifo |",
                        "park_blocking", "textbook async semaphore", "## chan",
                        "### chan / spsc_cap64", "### chan / mpmc_cap1024",
-                       "| rust_crossbeam |", "| ck_ring |", "capacity", "1023"):
+                       "| rust_crossbeam |", "| ck_ring |", "capacity", "1023",
+                       "### sem_many / mix", "n=1 p99", "n=32 worst",
+                       "| contender | park / it: n=1 p99 | park / it: n=32 worst |"):
             check("REPORT.md has %r" % needle, needle in text)
         # Contention sweeps: park 1.2e7 against rust_parking_lot's 1.25e7 (the
         # best writer-fair peer) and pthread's 1.3e7 at R=90; 1.1e7 against

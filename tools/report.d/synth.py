@@ -155,6 +155,7 @@ def cxx(reps, rnd, scale):
     pool(g)
     async_family(g, ("park", "park_blocking", "mutex_fifo"))
     chan(g, ("park", "condvar", "tbb", "ck_ring"))
+    sem_many(g, ("park", "park_fifo", "condvar"))
     return {"context": context("build/bench/benchmarks/park_bench", reps),
             "benchmarks": g.rows}
 
@@ -260,6 +261,26 @@ def chan(g, contenders):
                         real_time_suffix=True, contender=c)
 
 
+# sem_many/mix: (requests/s, n=1 p99 ns, n=32 worst ns) per contender.
+SEM_MANY = {"park": (2.6e6, 30.0, 9.7e5), "park_fifo": (1.0e6, 4.0e4, 1.35e5),
+            "condvar": (1.0e6, 9.0e3, 8.7e5), "rust_tokio": (2.6e6, 7.0e3, 7.9e5)}
+
+
+def sem_many(g, contenders):
+    """The sem_many family, with its own random numbers (the rows before and
+    after it keep theirs)."""
+    shared, g.rnd = g.rnd, random.Random(27)
+    g.family()
+    for c in contenders:
+        ips, n1_p99, n32_worst = SEM_MANY[c]
+        g.bench("sem_many/mix/" + c, 4, 1e9 / ips, ips=ips,
+                counters={"csw_per_op": 0.01, "n1_p50_ns": 10.0, "n1_p99_ns": n1_p99,
+                          "n32_p50_ns": 20.0, "n32_worst_ns": n32_worst,
+                          "n32_requests": 1400},
+                real_time_suffix=True, contender=c)
+    g.rnd = shared
+
+
 def rust(reps, rnd):
     g = Gen(reps, rnd, 1.0)
     peers = {"rust_parking_lot": (12.5, 0.9), "rust_std": (14.5, 0.6),
@@ -287,6 +308,7 @@ def rust(reps, rnd):
            {"rust_parking_lot": 1.25e7, "rust_std": 1.1e7})
     async_family(g, ("rust_tokio",))
     chan(g, ("rust_crossbeam",))
+    sem_many(g, ("rust_tokio",))
     ctx = context("benchmarks/peers/rust/target/release/park-peers", reps)
     ctx.update({"harness": "park-peers", "compiler": "rustc 1.63.0",
                 "peer_versions": "parking_lot 0.12.1, tokio 1.24.2",
