@@ -100,6 +100,7 @@ int park_barrier_destroy(park_barrier_t *b)
  * completed it; *seen is the word it arrived at. */
 static bool arrive(park_barrier_t *b, bool drop, const char *call, uint64_t *seen)
 {
+    /* relaxed: only prepares the CAS, which orders the arrival. */
     uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(v & LEFT))
@@ -131,12 +132,14 @@ static void advance_finish(void *ctx, bool more)
 {
     (void)more; /* every waiter was granted */
     park_barrier_t *b = ctx;
+    /* relaxed: in (0, E, P) only this thread and bucket-lock holders write
+     * the word, and the lock is held. */
     uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
     uint64_t e = expected_of(v);
     /* (0, E, P)|W -> (E, E, P+1): nothing else writes the word in (0, E,
      * P) (see the top). release: pairs with the acquire load in
-     * phase_validate and park_barrier_arrive_and_wait's look; granted
-     * waiters are ordered by the bucket lock and their `woken`. */
+     * phase_validate; granted waiters are ordered by the bucket lock and
+     * their `woken`. */
     __atomic_store_n(&b->state_, (v & ~(LEFT | W)) + (1ull << P_SHIFT) + e, __ATOMIC_RELEASE);
 }
 
@@ -148,6 +151,7 @@ static void complete_phase(park_barrier_t *b)
     park_barrier_fn fn = b->completion_;
     if (fn)
         fn(b->arg_); /* outside every lock, before anyone is released */
+    /* relaxed: only prepares the CAS (validate may set W meanwhile). */
     uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
     while (!(v & W)) {
         /* advance: (0, E, P) -> (E, E, P+1). release: pairs with the

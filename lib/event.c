@@ -15,12 +15,12 @@
  *
  * Transitions:
  *   set                0|S -> S        CAS (inline; S -> S too: a release)
- *   set, manual, W     W -> S          store, bucket locked: every queued
+ *   set, manual, W     W -> S          exchange, bucket locked: every queued
  *                                      waiter granted (one batch wake)
- *   set, auto, W       W -> W or 0     store, bucket locked: the oldest
+ *   set, auto, W       W -> W or 0     exchange, bucket locked: the oldest
  *                                      waiter granted (W stays if others
  *                                      remain); S is not stored
- *   set, W gone        x -> S          store, bucket locked: the last
+ *   set, W gone        x -> S          exchange, bucket locked: the last
  *                                      waiter left before the lock
  *   consume (auto)     S -> 0          CAS (inline try_wait)
  *   reset              S -> 0          fetch_and (inline)
@@ -83,6 +83,8 @@ struct wait_ctx {
 static bool wait_validate(void *ctx)
 {
     park_event_t *e = ((struct wait_ctx *)ctx)->e;
+    /* relaxed: only prepares the CAS; a waiter that finds S passes
+     * through park_event_try_wait's acquire. */
     uint32_t v = __atomic_load_n(&e->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (v & S)
@@ -168,12 +170,15 @@ static void set_finish(void *ctx, bool more)
      * W or 0 (the oldest granted: the set is consumed), or x -> S (none
      * was left). Nothing else writes the word while W is set (see the
      * top), and with W gone a racing set stores S too and a racing
-     * consume of that S comes before ours: a plain store keeps every set.
-     * release: pairs with the acquire in park_event_try_wait; granted
-     * waiters are ordered by the bucket lock and the release of their
-     * `woken`. The setter's last access to the event. */
+     * consume of that S comes before ours: storing the whole word keeps
+     * every set. An exchange rather than a store, so that the release
+     * sequences of earlier sets go on through it: a consume that reads
+     * this S acquires what they published too. release: pairs with the
+     * acquire in park_event_try_wait; granted waiters are ordered by the
+     * bucket lock and the release of their `woken`. The setter's last
+     * access to the event. */
     uint32_t next = c->manual || !c->granted ? m | S : m | (more ? W : 0u);
-    __atomic_store_n(&c->e->state_, next, __ATOMIC_RELEASE);
+    (void)__atomic_exchange_n(&c->e->state_, next, __ATOMIC_RELEASE);
 }
 
 void park__event_set_slow(park_event_t *e)

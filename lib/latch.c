@@ -71,6 +71,8 @@ struct wait_ctx {
 static bool wait_validate(void *ctx)
 {
     park_latch_t *l = ((struct wait_ctx *)ctx)->l;
+    /* relaxed: only prepares the CAS; a waiter that finds 0 passes
+     * through park_latch_try_wait's acquire. */
     uint32_t v = __atomic_load_n(&l->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(v & COUNT))
@@ -186,7 +188,8 @@ static void down_finish(void *ctx, bool more)
     }
     /* Nobody is queued: the waiters left (timeouts) before the lock, or a
      * W stayed behind in a forked child. Count down as the inline path
-     * does, clearing W: inline count_downs may race this now. */
+     * does, clearing W: inline count_downs may race this now. relaxed:
+     * only prepares the CAS. */
     uint32_t v = __atomic_load_n(&l->state_, __ATOMIC_RELAXED);
     do {
         if (d->n > (v & COUNT)) {
@@ -200,6 +203,7 @@ static void down_finish(void *ctx, bool more)
 
 int park__latch_count_down_slow(park_latch_t *l, uint32_t n)
 {
+    /* relaxed: only chooses the path; the CAS or the bucket lock decides. */
     uint32_t v = __atomic_load_n(&l->state_, __ATOMIC_RELAXED);
     if (!(v & W))
         return n > (v & COUNT) ? EINVAL : park_latch_count_down(l, n);
