@@ -30,6 +30,7 @@
 #include <park/barrier.h>
 
 #include "async.h"
+#include "os/os.h"
 #include "wait/fork.h"
 #include "wait/wait.h"
 
@@ -111,7 +112,7 @@ int park__latch_wait_slow(park_latch_t *l, park_time_t deadline)
     for (;;) {
         if (park_latch_try_wait(l))
             return 0;
-        if (deadline != PARK_FOREVER && park_now() >= deadline)
+        if (park__deadline_passed(deadline))
             return ETIMEDOUT;
         switch (park__wait(l, &w, PARK__WAIT_BATCH, &wait_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
