@@ -63,6 +63,7 @@
 #ifndef PARK_PARK_HPP
 #define PARK_PARK_HPP
 
+#include <park/barrier.h>
 #include <park/common.h>
 #include <park/cond.h>
 #include <park/lazy.h>
@@ -447,6 +448,8 @@ class rw_write_awaiter;
 class rw_read_awaiter;
 class sem_awaiter;
 class sem_timed_awaiter;
+class latch_awaiter;
+class barrier_awaiter;
 } // namespace detail
 #endif
 
@@ -759,26 +762,77 @@ template <std::ptrdiff_t LeastMaxValue = PARK_SEM_VALUE_MAX> class counting_sema
             t, [this](park_time_t deadline) { return park_sem_acquire_until(&s_, deadline) == 0; });
     }
 
+    /* Several permits at once (park_sem_acquire_n): all n or none, never
+     * some of them (see park/sem.h for who may pass a waiting request).
+     * n == 0 takes nothing and succeeds; n beyond max() could never be
+     * satisfied: acquire(n) throws std::system_error (EINVAL), the try
+     * forms return false. */
+    void acquire(std::ptrdiff_t n)
+    {
+        if (PARK__UNLIKELY(n <= 0 || n > max())) {
+            if (n == 0)
+                return;
+            detail::raise(EINVAL, "park::counting_semaphore::acquire");
+        }
+        detail::check(park_sem_acquire_n(&s_, static_cast<std::uint32_t>(n)),
+                      "park::counting_semaphore::acquire");
+    }
+    [[nodiscard]] bool try_acquire(std::ptrdiff_t n) noexcept
+    {
+        if (PARK__UNLIKELY(n <= 0 || n > max()))
+            return n == 0;
+        return park_sem_try_acquire_n(&s_, static_cast<std::uint32_t>(n));
+    }
+    template <class Rep, class Period>
+    [[nodiscard]] bool try_acquire_for(std::ptrdiff_t n,
+                                       const std::chrono::duration<Rep, Period> &d)
+    {
+        if (PARK__UNLIKELY(n <= 0 || n > max()))
+            return n == 0;
+        return park_sem_acquire_n_until(&s_, static_cast<std::uint32_t>(n),
+                                        detail::deadline_after(d)) == 0;
+    }
+    template <class Clock, class Duration>
+    [[nodiscard]] bool try_acquire_until(std::ptrdiff_t n,
+                                         const std::chrono::time_point<Clock, Duration> &t)
+    {
+        if (PARK__UNLIKELY(n <= 0 || n > max()))
+            return n == 0;
+        return detail::until(t, [this, n](park_time_t deadline) {
+            return park_sem_acquire_n_until(&s_, static_cast<std::uint32_t>(n), deadline) == 0;
+        });
+    }
+
     [[nodiscard]] native_handle_type native_handle() noexcept
     {
         return &s_;
     }
 
 #if PARK_HAS_COROUTINES
-    /* co_await sem.acquire_async(pool): a permit, taken at once when one
-     * is free, otherwise queued in arrival order and handed over; the
-     * coroutine then resumes on `pool`. */
-    [[nodiscard]] detail::sem_awaiter acquire_async(pool_ref pool) noexcept;
-    /* co_await sem.try_acquire_for_async(pool, d) / _until_async(pool, t):
-     * true with a permit, false if none was handed over in time (kept by
-     * the pool's timer; a deadline on a clock other than steady_clock is
-     * converted once to the time left). */
+    /* co_await sem.acquire_async(pool[, n]): a permit (or n together),
+     * taken at once when free, otherwise queued in arrival order and
+     * handed over; the coroutine then resumes on `pool`. n beyond max():
+     * std::system_error (EINVAL); n == 0 takes nothing. */
+    [[nodiscard]] detail::sem_awaiter acquire_async(pool_ref pool, std::ptrdiff_t n = 1) noexcept;
+    /* co_await sem.try_acquire_for_async(pool[, n], d) /
+     * try_acquire_until_async(pool[, n], t): true with the permits, false
+     * if they were not handed over in time (kept by the pool's timer; a
+     * deadline on a clock other than steady_clock is converted once to
+     * the time left). */
     template <class Rep, class Period>
     [[nodiscard]] detail::sem_timed_awaiter
     try_acquire_for_async(pool_ref pool, const std::chrono::duration<Rep, Period> &d);
+    template <class Rep, class Period>
+    [[nodiscard]] detail::sem_timed_awaiter
+    try_acquire_for_async(pool_ref pool, std::ptrdiff_t n,
+                          const std::chrono::duration<Rep, Period> &d);
     template <class Clock, class Duration>
     [[nodiscard]] detail::sem_timed_awaiter
     try_acquire_until_async(pool_ref pool, const std::chrono::time_point<Clock, Duration> &t);
+    template <class Clock, class Duration>
+    [[nodiscard]] detail::sem_timed_awaiter
+    try_acquire_until_async(pool_ref pool, std::ptrdiff_t n,
+                            const std::chrono::time_point<Clock, Duration> &t);
 #endif
 
   private:
@@ -904,6 +958,250 @@ class condition_variable
     }
 
     park_cond_t c_;
+};
+
+/* ---- latch and barrier ----------------------------------------------------- */
+
+/* std::latch's interface on park_latch_t (park/barrier.h): counts down
+ * once; waiters pass for good once the count is zero. Plus timed waits
+ * and, with coroutines, co_await latch.wait_async(pool). Constant-
+ * initialised, trivially destructible, neither copyable nor movable.
+ * Every count_down happens before every wait that returns because the
+ * count reached zero. */
+class latch
+{
+  public:
+    using native_handle_type = park_latch_t *;
+
+    [[nodiscard]] static constexpr std::ptrdiff_t max() noexcept
+    {
+        return PARK_LATCH_MAX;
+    }
+
+    /* `expected` to go, 0 to max(): outside, std::system_error (EINVAL),
+     * or no constant in a constant expression. */
+    constexpr explicit latch(std::ptrdiff_t expected) : l_(make(expected))
+    {
+    }
+    latch(const latch &) = delete;
+    latch &operator=(const latch &) = delete;
+
+    /* Counts down by update (0 counts nothing); the count_down that
+     * reaches zero releases every waiter. More than the count left, or
+     * below 0: std::system_error (EINVAL), nothing counted (the standard
+     * leaves these undefined). Never blocks. Release ordering. */
+    void count_down(std::ptrdiff_t update = 1)
+    {
+        detail::check(PARK__LIKELY(update >= 0 && update <= max())
+                          ? park_latch_count_down(&l_, static_cast<std::uint32_t>(update))
+                          : EINVAL,
+                      "park::latch::count_down");
+    }
+
+    /* True if the count is zero (then acquire ordering). Never blocks. */
+    [[nodiscard]] bool try_wait() const noexcept
+    {
+        return park_latch_try_wait(&l_);
+    }
+
+    /* Blocks until the count is zero. Acquire ordering. */
+    void wait() const noexcept
+    {
+        park_latch_wait(&l_);
+    }
+
+    /* As wait, giving up after d (or when the clock shows t): false if
+     * the count was not zero in time. */
+    template <class Rep, class Period>
+    [[nodiscard]] bool try_wait_for(const std::chrono::duration<Rep, Period> &d) const
+    {
+        return park_latch_wait_until(&l_, detail::deadline_after(d)) == 0;
+    }
+    template <class Clock, class Duration>
+    [[nodiscard]] bool try_wait_until(const std::chrono::time_point<Clock, Duration> &t) const
+    {
+        return detail::until(
+            t, [this](park_time_t deadline) { return park_latch_wait_until(&l_, deadline) == 0; });
+    }
+
+    /* count_down(update), then wait(). Errors as count_down. */
+    void arrive_and_wait(std::ptrdiff_t update = 1)
+    {
+        detail::check(PARK__LIKELY(update >= 0 && update <= max())
+                          ? park_latch_arrive_and_wait(&l_, static_cast<std::uint32_t>(update))
+                          : EINVAL,
+                      "park::latch::arrive_and_wait");
+    }
+
+    [[nodiscard]] native_handle_type native_handle() noexcept
+    {
+        return &l_;
+    }
+
+#if PARK_HAS_COROUTINES
+    /* co_await latch.wait_async(pool): passes at once on a released latch;
+     * otherwise the coroutine waits in the latch's queue and resumes on
+     * `pool` once the count is zero. */
+    [[nodiscard]] detail::latch_awaiter wait_async(pool_ref pool) noexcept;
+#endif
+
+  private:
+    /* Mirrors PARK_LATCH_INIT, whose compile-time check needs a constant. */
+    static constexpr park_latch_t make(std::ptrdiff_t expected)
+    {
+        if (expected < 0 || expected > max())
+            detail::raise(EINVAL, "park::latch");
+        return park_latch_t{static_cast<std::uint32_t>(expected)};
+    }
+
+    mutable park_latch_t l_; /* waits change nothing the caller sees */
+};
+
+namespace detail
+{
+/* std::barrier's default completion: nothing to run. */
+struct no_completion {
+    void operator()() const noexcept
+    {
+    }
+};
+} // namespace detail
+
+template <class CompletionFunction = detail::no_completion> class barrier;
+
+namespace detail
+{
+
+/* A barrier's arrival (a task that completes when its phase ends). */
+class barrier_token
+{
+  public:
+    barrier_token(barrier_token &&o) noexcept : t_(std::exchange(o.t_, nullptr))
+    {
+    }
+    barrier_token &operator=(barrier_token &&o) noexcept
+    {
+        std::swap(t_, o.t_);
+        return *this;
+    }
+    ~barrier_token()
+    {
+        if (t_)
+            park_task_release(t_); /* stops waiting; the arrival stays counted */
+    }
+
+  private:
+    template <class> friend class park::barrier;
+    explicit barrier_token(park_task_t *t) noexcept : t_(t)
+    {
+    }
+    park_task_t *t_;
+};
+} // namespace detail
+
+/* std::barrier's interface on park_barrier_t (park/barrier.h): a phase
+ * ends when `expected` arrivals have arrived; then completion() runs once,
+ * on the thread whose arrival ended the phase, before anyone is released,
+ * and the next phase begins. Constant-initialised (with a constexpr
+ * completion), neither copyable nor movable. Every arrival of a phase
+ * happens before its completion, which happens before every return from
+ * that phase's waits. */
+template <class CompletionFunction> class barrier
+{
+    static_assert(std::is_nothrow_invocable_v<CompletionFunction &>,
+                  "park::barrier: the completion must be invocable with no arguments, noexcept");
+    static constexpr bool runs_completion =
+        !std::is_same_v<CompletionFunction, detail::no_completion>;
+
+  public:
+    using arrival_token = detail::barrier_token;
+    using native_handle_type = park_barrier_t *;
+
+    [[nodiscard]] static constexpr std::ptrdiff_t max() noexcept
+    {
+        return PARK_BARRIER_MAX;
+    }
+
+    /* `expected` arrivals per phase, 1 to max() (the standard allows 0,
+     * park does not): outside, std::system_error (EINVAL), or no constant
+     * in a constant expression. */
+    constexpr explicit barrier(std::ptrdiff_t expected, CompletionFunction f = CompletionFunction())
+        : b_(make(expected, runs_completion ? &complete : nullptr,
+                  runs_completion ? this : nullptr)),
+          f_(std::move(f))
+    {
+    }
+    barrier(const barrier &) = delete;
+    barrier &operator=(const barrier &) = delete;
+
+    /* Arrives `update` times (1 to the arrivals the phase still expects)
+     * without waiting; wait(std::move(token)) waits for that phase to end.
+     * Each call allocates one task (from a per-thread cache): std::bad_alloc
+     * if that fails. Never blocks but for the completion function. */
+    [[nodiscard]] arrival_token arrive(std::ptrdiff_t update = 1)
+    {
+        if (PARK__UNLIKELY(update < 1 || update > max()))
+            detail::raise(EINVAL, "park::barrier::arrive");
+        for (;;) {
+            park_task_t *t = park_barrier_arrive_and_wait_async(&b_, nullptr);
+            if (PARK__UNLIKELY(!t))
+                detail::raise(ENOMEM, "park::barrier::arrive");
+            if (--update == 0)
+                return arrival_token(t);
+            park_task_release(t); /* an arrival nobody waits for */
+        }
+    }
+
+    /* Blocks until the phase of `arrival` has ended. */
+    void wait(arrival_token &&arrival) const
+    {
+        arrival_token mine(std::move(arrival));
+        (void)park_task_wait(mine.t_, nullptr);
+    }
+
+    /* Arrives and blocks until the phase ends (no allocation). */
+    void arrive_and_wait() noexcept
+    {
+        (void)park_barrier_arrive_and_wait(&b_);
+    }
+
+    /* Arrives and leaves: later phases expect one arrival fewer. Never
+     * blocks but for the completion function. */
+    void arrive_and_drop() noexcept
+    {
+        (void)park_barrier_arrive_and_drop(&b_);
+    }
+
+    [[nodiscard]] native_handle_type native_handle() noexcept
+    {
+        return &b_;
+    }
+
+#if PARK_HAS_COROUTINES
+    /* co_await barrier.arrive_and_wait_async(pool): arrives (when
+     * awaited), then the coroutine waits for the phase to end and resumes
+     * on `pool` (the arrival that ends the phase runs the completion and
+     * continues without suspending). */
+    [[nodiscard]] detail::barrier_awaiter arrive_and_wait_async(pool_ref pool) noexcept;
+#endif
+
+  private:
+    static void complete(void *arg) noexcept
+    {
+        std::invoke(static_cast<barrier *>(arg)->f_);
+    }
+
+    /* Mirrors PARK_BARRIER_INIT, whose compile-time check needs a constant. */
+    static constexpr park_barrier_t make(std::ptrdiff_t expected, park_barrier_fn fn, void *arg)
+    {
+        if (expected < 1 || expected > max())
+            detail::raise(EINVAL, "park::barrier");
+        auto count = static_cast<std::uint64_t>(expected);
+        return park_barrier_t{count * (1ull + (1ull << PARK__BARRIER_EXPECTED_SHIFT)), fn, arg};
+    }
+
+    park_barrier_t b_;
+    CompletionFunction f_;
 };
 
 /* ---- call_once ------------------------------------------------------------ */
@@ -1271,40 +1569,56 @@ class rw_read_awaiter : public acquisition
 class sem_awaiter : public acquisition
 {
   public:
-    sem_awaiter(park_sem_t *s, park_pool_t *pool) noexcept : acquisition(pool), s_(s)
+    /* n permits; err: the request is invalid (reported by await_resume). */
+    sem_awaiter(park_sem_t *s, park_pool_t *pool, std::uint32_t n, int err) noexcept
+        : acquisition(pool), s_(s), n_(n), err_(err)
     {
     }
     bool await_ready()
     {
-        return park_sem_try_acquire(s_) || start(park_sem_acquire_async(s_, pool_));
+        if (err_ != 0 || n_ == 0)
+            return true;
+        if (n_ == 1)
+            return park_sem_try_acquire(s_) || start(park_sem_acquire_async(s_, pool_));
+        return park_sem_try_acquire_n(s_, n_) || start(park_sem_acquire_n_async(s_, n_, pool_));
     }
     void await_resume()
     {
+        check(err_, "park::counting_semaphore::acquire_async");
         if (t_)
             check(outcome(), "park::counting_semaphore::acquire_async");
     }
 
   private:
     park_sem_t *s_;
+    std::uint32_t n_;
+    int err_;
 };
 
 class sem_timed_awaiter : public acquisition
 {
   public:
-    sem_timed_awaiter(park_sem_t *s, park_pool_t *pool, park_time_t deadline) noexcept
-        : acquisition(pool), s_(s), deadline_(deadline)
+    /* n permits; invalid: the request can never be met (await gives false). */
+    sem_timed_awaiter(park_sem_t *s, park_pool_t *pool, std::uint32_t n, bool invalid,
+                      park_time_t deadline) noexcept
+        : acquisition(pool), s_(s), n_(n), invalid_(invalid), deadline_(deadline)
     {
     }
     bool await_ready()
     {
-        return park_sem_try_acquire(s_) ||
-               start(park_sem_acquire_async_until(s_, pool_, deadline_));
+        if (invalid_ || n_ == 0)
+            return true;
+        if (n_ == 1)
+            return park_sem_try_acquire(s_) ||
+                   start(park_sem_acquire_async_until(s_, pool_, deadline_));
+        return park_sem_try_acquire_n(s_, n_) ||
+               start(park_sem_acquire_n_async_until(s_, n_, pool_, deadline_));
     }
-    /* true: a permit is the caller's; false: none came in time. */
+    /* true: the permits are the caller's; false: they did not come in time. */
     bool await_resume()
     {
         if (!t_)
-            return true;
+            return !invalid_;
         int err = outcome();
         if (err == ETIMEDOUT)
             return false;
@@ -1314,7 +1628,50 @@ class sem_timed_awaiter : public acquisition
 
   private:
     park_sem_t *s_;
+    std::uint32_t n_;
+    bool invalid_;
     park_time_t deadline_;
+};
+
+/* co_await latch.wait_async(pool). */
+class latch_awaiter : public acquisition
+{
+  public:
+    latch_awaiter(park_latch_t *l, park_pool_t *pool) noexcept : acquisition(pool), l_(l)
+    {
+    }
+    bool await_ready()
+    {
+        return park_latch_try_wait(l_) || start(park_latch_wait_async(l_, pool_));
+    }
+    void await_resume()
+    {
+        if (t_)
+            check(outcome(), "park::latch::wait_async");
+    }
+
+  private:
+    park_latch_t *l_;
+};
+
+/* co_await barrier.arrive_and_wait_async(pool): arrives when awaited. */
+class barrier_awaiter : public acquisition
+{
+  public:
+    barrier_awaiter(park_barrier_t *b, park_pool_t *pool) noexcept : acquisition(pool), b_(b)
+    {
+    }
+    bool await_ready()
+    {
+        return start(park_barrier_arrive_and_wait_async(b_, pool_));
+    }
+    void await_resume()
+    {
+        check(outcome(), "park::barrier::arrive_and_wait_async");
+    }
+
+  private:
+    park_barrier_t *b_;
 };
 
 } // namespace detail
@@ -1332,9 +1689,39 @@ inline detail::rw_read_awaiter shared_mutex::scoped_lock_shared_async(pool_ref p
     return detail::rw_read_awaiter(*this, pool.get());
 }
 template <std::ptrdiff_t N>
-inline detail::sem_awaiter counting_semaphore<N>::acquire_async(pool_ref pool) noexcept
+inline detail::sem_awaiter counting_semaphore<N>::acquire_async(pool_ref pool,
+                                                                std::ptrdiff_t n) noexcept
 {
-    return detail::sem_awaiter(&s_, pool.get());
+    bool invalid = n < 0 || n > max();
+    return detail::sem_awaiter(&s_, pool.get(), invalid ? 0u : static_cast<std::uint32_t>(n),
+                               invalid ? EINVAL : 0);
+}
+template <std::ptrdiff_t N>
+template <class Rep, class Period>
+inline detail::sem_timed_awaiter
+counting_semaphore<N>::try_acquire_for_async(pool_ref pool, std::ptrdiff_t n,
+                                             const std::chrono::duration<Rep, Period> &d)
+{
+    bool invalid = n < 0 || n > max();
+    return detail::sem_timed_awaiter(&s_, pool.get(), invalid ? 0u : static_cast<std::uint32_t>(n),
+                                     invalid, detail::deadline_after(d));
+}
+template <std::ptrdiff_t N>
+template <class Clock, class Duration>
+inline detail::sem_timed_awaiter
+counting_semaphore<N>::try_acquire_until_async(pool_ref pool, std::ptrdiff_t n,
+                                               const std::chrono::time_point<Clock, Duration> &t)
+{
+    park_time_t deadline;
+    if constexpr (detail::is_park_clock<Clock>) {
+        deadline = static_cast<park_time_t>(detail::ceil_ns(t.time_since_epoch()));
+    } else {
+        auto now = Clock::now();
+        deadline = t > now ? detail::deadline_after(t - now) : 0;
+    }
+    bool invalid = n < 0 || n > max();
+    return detail::sem_timed_awaiter(&s_, pool.get(), invalid ? 0u : static_cast<std::uint32_t>(n),
+                                     invalid, deadline);
 }
 template <std::ptrdiff_t N>
 template <class Rep, class Period>
@@ -1342,7 +1729,7 @@ inline detail::sem_timed_awaiter
 counting_semaphore<N>::try_acquire_for_async(pool_ref pool,
                                              const std::chrono::duration<Rep, Period> &d)
 {
-    return detail::sem_timed_awaiter(&s_, pool.get(), detail::deadline_after(d));
+    return try_acquire_for_async(pool, 1, d);
 }
 template <std::ptrdiff_t N>
 template <class Clock, class Duration>
@@ -1350,14 +1737,16 @@ inline detail::sem_timed_awaiter
 counting_semaphore<N>::try_acquire_until_async(pool_ref pool,
                                                const std::chrono::time_point<Clock, Duration> &t)
 {
-    if constexpr (detail::is_park_clock<Clock>) {
-        auto deadline = static_cast<park_time_t>(detail::ceil_ns(t.time_since_epoch()));
-        return detail::sem_timed_awaiter(&s_, pool.get(), deadline);
-    } else {
-        auto now = Clock::now();
-        park_time_t deadline = t > now ? detail::deadline_after(t - now) : 0;
-        return detail::sem_timed_awaiter(&s_, pool.get(), deadline);
-    }
+    return try_acquire_until_async(pool, 1, t);
+}
+inline detail::latch_awaiter latch::wait_async(pool_ref pool) noexcept
+{
+    return detail::latch_awaiter(&l_, pool.get());
+}
+template <class C>
+inline detail::barrier_awaiter barrier<C>::arrive_and_wait_async(pool_ref pool) noexcept
+{
+    return detail::barrier_awaiter(&b_, pool.get());
 }
 
 class pool::schedule_awaiter

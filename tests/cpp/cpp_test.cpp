@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 #include <stdexcept>
@@ -365,6 +366,36 @@ TEST(semaphore_timed_acquire_gets_a_permit_released_meanwhile)
     ASSERT_FALSE(s.try_acquire());
 }
 
+TEST(semaphore_acquire_n_takes_all_or_nothing)
+{
+    park::counting_semaphore<8> s{3};
+    ASSERT_FALSE(s.try_acquire(4));
+    ASSERT_EQ(park_sem_count(s.native_handle()), 3); /* none taken */
+    ASSERT_TRUE(s.try_acquire(3));
+    ASSERT_TRUE(s.try_acquire(0));
+    ASSERT_FALSE(s.try_acquire(9)); /* beyond max(): never */
+    ASSERT_FALSE(s.try_acquire_for(2, 10ms));
+    ASSERT_FALSE(s.try_acquire_until(2, std::chrono::system_clock::now() + 5ms));
+    ASSERT_EQ(thrown_code([&] { s.acquire(9); }), EINVAL);
+    std::thread t([&] { s.acquire(2); });
+    AWAIT_QUEUED(s.native_handle(), 1u);
+    s.release(); /* one of two: not enough */
+    s.release();
+    t.join();
+    ASSERT_EQ(park_sem_count(s.native_handle()), 0);
+}
+
+TEST(semaphore_constructor_builds_what_park_sem_init_builds)
+{
+    park::counting_semaphore<8> s{3};
+    park::counting_semaphore<8> f{3, park::fifo};
+    park_sem_t c, cf;
+    ASSERT_EQ(park_sem_init(&c, 3, 8), 0);
+    ASSERT_EQ(park_sem_init_fifo(&cf, 3, 8), 0);
+    ASSERT_EQ(std::memcmp(s.native_handle(), &c, sizeof c), 0);
+    ASSERT_EQ(std::memcmp(f.native_handle(), &cf, sizeof cf), 0);
+}
+
 /* ---- condition_variable ------------------------------------------------------------- */
 
 static_assert(std::is_trivially_destructible_v<park::condition_variable>);
@@ -479,6 +510,115 @@ TEST(condition_variable_any_works_on_park_mutex)
     }
     consumer.join();
     ASSERT_TRUE(queue.empty());
+}
+
+/* ---- latch and barrier ------------------------------------------------------------- */
+
+constinit park::latch global_latch{2};
+static_assert(park::latch::max() == PARK_LATCH_MAX);
+static_assert(std::is_trivially_destructible_v<park::latch>);
+
+TEST(latch_releases_every_waiter_at_zero)
+{
+    global_latch.count_down();
+    ASSERT_FALSE(global_latch.try_wait());
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 3; i++)
+        ts.emplace_back([] { global_latch.wait(); });
+    AWAIT_QUEUED(global_latch.native_handle(), 3u);
+    global_latch.count_down();
+    for (auto &t : ts)
+        t.join();
+    ASSERT_TRUE(global_latch.try_wait());
+}
+
+TEST(latch_count_down_beyond_its_count_throws_einval_and_counts_nothing)
+{
+    park::latch l(2);
+    ASSERT_EQ(thrown_code([&] { l.count_down(3); }), EINVAL);
+    ASSERT_EQ(thrown_code([&] { l.count_down(-1); }), EINVAL);
+    ASSERT_EQ(park_latch_count(l.native_handle()), 2u);
+    l.count_down(0);
+    l.arrive_and_wait(2);
+    ASSERT_TRUE(l.try_wait());
+}
+
+TEST(latch_timed_wait_times_out_on_both_clocks)
+{
+    park::latch l(1);
+    auto t0 = steady_clock::now();
+    ASSERT_FALSE(l.try_wait_for(20ms));
+    ASSERT_GE(ms_since(t0), 20);
+    auto deadline = system_clock::now() + 10ms;
+    ASSERT_FALSE(l.try_wait_until(deadline));
+    ASSERT_TRUE(system_clock::now() >= deadline);
+    l.count_down();
+    ASSERT_TRUE(l.try_wait_until(steady_clock::now() - 1s));
+    ASSERT_EQ(thrown_code([] { park::latch bad(-1); }), EINVAL);
+}
+
+TEST(barrier_runs_its_completion_once_per_phase_before_releasing)
+{
+    const int threads = 3, phases = 50;
+    int completed = 0; /* written by the completion only */
+    std::atomic<int> wrong{0};
+    auto completion = [&]() noexcept { completed++; };
+    park::barrier<decltype(completion)> b(threads, completion);
+    std::vector<std::thread> ts;
+    for (int i = 0; i < threads; i++)
+        ts.emplace_back([&] {
+            for (int phase = 0; phase < phases; phase++) {
+                b.arrive_and_wait();
+                if (completed < phase + 1) /* the completion ran before the release */
+                    wrong++;
+            }
+        });
+    for (auto &t : ts)
+        t.join();
+    ASSERT_EQ(completed, phases);
+    ASSERT_EQ(wrong.load(), 0);
+}
+
+TEST(barrier_arrive_then_wait_and_arrive_and_drop)
+{
+    park::barrier<> b(3);
+    std::atomic<int> phase_one{0};
+    std::thread dropper([&] {
+        phase_one++;
+        b.arrive_and_drop(); /* phase 1, then gone */
+    });
+    park::barrier<>::arrival_token token = b.arrive(); /* does not block */
+    std::thread other([&] {
+        phase_one++;
+        b.arrive_and_wait(); /* ends phase 1 */
+        b.arrive_and_wait(); /* phase 2 needs only two */
+    });
+    b.wait(std::move(token));
+    ASSERT_EQ(phase_one.load(), 2);
+    b.wait(b.arrive(1));
+    other.join();
+    dropper.join();
+    ASSERT_EQ(thrown_code([&] { (void)b.arrive(0); }), EINVAL);
+}
+
+TEST(barrier_arrive_with_update_counts_several_arrivals)
+{
+    park::barrier<> b(3);
+    std::thread t([&] { b.arrive_and_wait(); });
+    b.wait(b.arrive(2));
+    t.join();
+}
+
+TEST(latch_and_barrier_constructors_build_what_the_c_init_builds)
+{
+    park::latch l(5);
+    park_latch_t cl;
+    ASSERT_EQ(park_latch_init(&cl, 5), 0);
+    ASSERT_EQ(std::memcmp(l.native_handle(), &cl, sizeof cl), 0);
+    park::barrier<> b(7);
+    park_barrier_t cb;
+    ASSERT_EQ(park_barrier_init(&cb, 7, nullptr, nullptr), 0);
+    ASSERT_EQ(std::memcmp(b.native_handle(), &cb, sizeof cb), 0);
 }
 
 /* ---- call_once --------------------------------------------------------------------- */
@@ -848,6 +988,51 @@ TEST(coroutine_semaphore_acquire_async_and_timed_forms)
     ASSERT_TRUE(take_permit(p, s, 0ms).get()); /* free: taken at once */
 }
 
+static park::task<int> await_latch(park::pool &p, park::latch &l)
+{
+    co_await l.wait_async(p);
+    co_return 1;
+}
+
+static park::task<void> barrier_phase(park::pool &p, park::barrier<> &b)
+{
+    co_await b.arrive_and_wait_async(p);
+}
+
+TEST(coroutine_latch_and_barrier_waits)
+{
+    park::pool p(2);
+    park::latch l(1);
+    park::task<int> t = await_latch(p, l);
+    AWAIT_QUEUED(l.native_handle(), 1u);
+    ASSERT_FALSE(t.done());
+    l.count_down();
+    ASSERT_EQ(t.get(), 1);
+    park::barrier<> b(2);
+    park::task<void> first = barrier_phase(p, b);
+    ASSERT_FALSE(first.done());
+    park::task<void> second = barrier_phase(p, b); /* ends the phase */
+    ASSERT_TRUE(second.done());
+    first.get();
+}
+
+static park::task<bool> take_two(park::pool &p, park::counting_semaphore<4> &s)
+{
+    co_await s.acquire_async(p, 2);
+    co_return co_await s.try_acquire_for_async(p, 2, 10ms);
+}
+
+TEST(coroutine_semaphore_acquire_n_async)
+{
+    park::pool p(2);
+    park::counting_semaphore<4> s{1};
+    park::task<bool> t = take_two(p, s);
+    AWAIT_QUEUED(s.native_handle(), 1u);
+    s.release();
+    ASSERT_FALSE(t.get()); /* the second pair never came */
+    ASSERT_FALSE(s.try_acquire());
+}
+
 static park::task<int> answer(park::pool &p)
 {
     co_await p.schedule();
@@ -1027,12 +1212,21 @@ static const test_case_t tests[] = {
     TEST_ENTRY(semaphore_desired_out_of_range_throws_einval),
     TEST_ENTRY(semaphore_timed_acquire_times_out_on_both_clocks_and_never_early),
     TEST_ENTRY(semaphore_timed_acquire_gets_a_permit_released_meanwhile),
+    TEST_ENTRY(semaphore_acquire_n_takes_all_or_nothing),
+    TEST_ENTRY(semaphore_constructor_builds_what_park_sem_init_builds),
     TEST_ENTRY(condition_variable_wait_with_predicate_returns_once_it_holds),
     TEST_ENTRY(condition_variable_wait_for_times_out_holding_the_lock),
     TEST_ENTRY(condition_variable_wait_until_times_out_on_both_clocks),
     TEST_ENTRY(condition_variable_timed_wait_returns_no_timeout_when_notified),
     TEST_ENTRY(condition_variable_notify_all_wakes_every_waiter),
     TEST_ENTRY(condition_variable_any_works_on_park_mutex),
+    TEST_ENTRY(latch_releases_every_waiter_at_zero),
+    TEST_ENTRY(latch_count_down_beyond_its_count_throws_einval_and_counts_nothing),
+    TEST_ENTRY(latch_timed_wait_times_out_on_both_clocks),
+    TEST_ENTRY(barrier_runs_its_completion_once_per_phase_before_releasing),
+    TEST_ENTRY(barrier_arrive_then_wait_and_arrive_and_drop),
+    TEST_ENTRY(barrier_arrive_with_update_counts_several_arrivals),
+    TEST_ENTRY(latch_and_barrier_constructors_build_what_the_c_init_builds),
     TEST_ENTRY(call_once_runs_once_among_threads),
     TEST_ENTRY(call_once_exception_propagates_and_the_next_call_runs_again),
     TEST_ENTRY(call_once_waiter_of_a_throwing_call_runs_its_own_function),
@@ -1052,6 +1246,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(coroutine_lock_of_a_free_mutex_does_not_suspend),
     TEST_ENTRY(coroutine_shared_and_exclusive_locks_on_shared_mutex),
     TEST_ENTRY(coroutine_semaphore_acquire_async_and_timed_forms),
+    TEST_ENTRY(coroutine_latch_and_barrier_waits),
+    TEST_ENTRY(coroutine_semaphore_acquire_n_async),
     TEST_ENTRY(task_await_gives_the_value_and_when_all_gives_a_tuple),
     TEST_ENTRY(task_exception_is_rethrown_to_its_awaiter_and_by_get),
     TEST_ENTRY(task_cancel_ends_its_awaits_with_operation_canceled),

@@ -9,6 +9,10 @@ set(cases 0 1 2 3 4 5)
 set(problems)
 foreach(std c++17 c++20)
   foreach(case IN LISTS cases)
+    # The mistakes once (C++17); the correct case in both, coroutines included.
+    if(std STREQUAL "c++20" AND NOT case EQUAL 0)
+      continue()
+    endif()
     execute_process(
       COMMAND ${CLANGXX} -x c++ -std=${std} -Wall -Wextra -Wthread-safety -Werror -fsyntax-only
               -I${INCLUDE} -DCASE=${case} ${here}/thread_safety.cpp
@@ -31,4 +35,4 @@ if(problems)
   list(JOIN problems "\n" problems)
   message(FATAL_ERROR "${problems}")
 endif()
-message(STATUS "cpp_thread_safety: case 0 compiles, cases 1-5 are reported (C++17, C++20)")
+message(STATUS "cpp_thread_safety: case 0 compiles (C++17, C++20), cases 1-5 are reported")
