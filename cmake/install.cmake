@@ -9,10 +9,10 @@ include(CMakePackageConfigHelpers)
 set(PARK_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/park)
 
 # A directory rule, not a file list, so headers added later are installed
-# without reconfiguring.
+# without reconfiguring. park.hpp, the header-only C++ layer, goes with them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/park/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/park
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(FILES ${PROJECT_BINARY_DIR}/include/park/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/park)
 

@@ -97,3 +97,10 @@ run("compile with pkg-config"
     ${PARK_CONSUMER_DIR}/main.c ${pc_flags} -o ${pkg_config_build}/consumer)
 run("run pkg-config consumer"
     ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${pc_libdir} ${pkg_config_build}/consumer)
+
+# park/park.hpp needs C++17 and nothing beyond park's own flags.
+run("compile park.hpp with pkg-config"
+    ${PARK_CXX_COMPILER} -std=c++17 -pthread ${PARK_CONSUMER_DIR}/main_hpp.cpp ${pc_flags}
+    -o ${pkg_config_build}/consumer_hpp)
+run("run pkg-config park.hpp consumer"
+    ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${pc_libdir} ${pkg_config_build}/consumer_hpp)
