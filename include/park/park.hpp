@@ -9,6 +9,7 @@
  *   park::shared_mutex           SharedTimedLockable       (park_rwlock_t)
  *   park::counting_semaphore<N>, park::binary_semaphore    (park_sem_t)
  *   park::condition_variable     for std::unique_lock<park::mutex> (park_cond_t)
+ *   park::latch, park::barrier<C> std::latch, std::barrier  (park/barrier.h)
  *   park::once_flag, park::call_once                       (park_once_t)
  *   park::lazy<T>                a value made once, retried after a failure
  *   park::pool                   a work-stealing pool      (park_pool_t)
@@ -20,6 +21,7 @@
  *   co_await m.scoped_lock_async(pool)         -> std::unique_lock<park::mutex>
  *   co_await rw.scoped_lock_shared_async(pool) -> std::shared_lock<park::shared_mutex>
  *   co_await sem.acquire_async(pool)           -> a permit
+ *   co_await latch.wait_async(pool), co_await barrier.arrive_and_wait_async(pool)
  *   park::task<T>, park::when_all, co_await pool.schedule()
  *
  * Cost: every wrapper is inline and calls the C function it stands for (the
