@@ -67,7 +67,7 @@ int main()
     std::vector<std::thread> consumer_threads;
     for (int c = 0; c < consumers; c++)
         consumer_threads.emplace_back([&] {
-            int v;
+            int v = 0;
             while (q.pop(v)) {
                 std::lock_guard<park::mutex> hold(totals_lock);
                 seen[v]++;

@@ -1278,11 +1278,16 @@ template <class F, class... Args> inline void call_once(once_flag &flag, F &&f, 
 
 namespace detail
 {
-/* The exception a failed run of a lazy threw, for the thread that ran it. */
-inline std::exception_ptr &lazy_thrown() noexcept
+/* The exception a failed run of a lazy threw, for the thread that ran it
+ * (and the lazy it was for). */
+struct lazy_failure {
+    const void *lazy = nullptr;
+    std::exception_ptr error;
+};
+inline lazy_failure &lazy_thrown() noexcept
 {
-    static thread_local std::exception_ptr e;
-    return e;
+    static thread_local lazy_failure f;
+    return f;
 }
 } // namespace detail
 
@@ -1386,7 +1391,7 @@ template <class T, class Factory = T (*)()> class lazy
         {
             self->value_.reset();
             std::exception_ptr e = std::current_exception();
-            detail::lazy_thrown() = e;
+            detail::lazy_thrown() = {self, e};
             lock_guard<mutex> hold(self->error_lock_);
             self->error_ = std::move(e);
             return exception_code;
@@ -1399,8 +1404,9 @@ template <class T, class Factory = T (*)()> class lazy
     {
         if (err != exception_code)
             detail::raise(err, "park::lazy::get");
-        if (std::exception_ptr mine = std::exchange(detail::lazy_thrown(), nullptr))
-            std::rethrow_exception(mine);
+        detail::lazy_failure mine = std::exchange(detail::lazy_thrown(), {});
+        if (mine.lazy == this && mine.error)
+            std::rethrow_exception(mine.error);
         std::exception_ptr theirs;
         {
             lock_guard<mutex> hold(error_lock_);
