@@ -9,7 +9,8 @@
 # twice) or "stranded" (work left queued while every worker sleeps) or
 # "once" (an exactly-once or ordering assertion: a run, an item or a
 # continuation lost, doubled or seen before its outcome was published) or
-# "invariant" (an invariant of the state word and the counts beside it).
+# "invariant" (an invariant of the state word and the counts beside it) or
+# "livelock" (np cases: a cycle, such as a wake that runs forever).
 # The broken variants must fail, which shows the checks can fail at all.
 #
 # PARK_MODEL_DEFS (e.g. -DSC_UNLOCK) is added to every case's switches. With
@@ -110,7 +111,7 @@ run_case()
     fi
     case $expect:$found in
     pass:none | lost-wakeup:lost-wakeup | exclusion:assertion | permit:assertion | \
-        stranded:assertion | once:assertion | invariant:assertion)
+        stranded:assertion | once:assertion | invariant:assertion | livelock:livelock)
         printf 'ok   %-28s %-12s states %-10s %ss  (%s)\n' "$name" "$expect" \
             "${states:-?}" "${secs:-?}" "spin -D: $defs" ;;
     *)
@@ -241,6 +242,28 @@ run_case sem-fifo-2-permits     sem.pml     pass        "-DFIFO -DQUEUED_TIMEOUT
 run_case sem-fifo-termination   sem.pml     pass        "-DFIFO -DQUEUED_TIMEOUTS" np
 run_case sem-fifo-barge         sem.pml     lost-wakeup "-DFIFO -DFIFO_BARGE"
 run_case sem-fifo-no-recheck    sem.pml     lost-wakeup "-DFIFO -DFIFO_NO_RECHECK"
+# Several permits (park_sem_acquire_n): thread 0 asks for two. It is handed
+# them, or passed while young, or, once owed (FIFO: at the head), gathers
+# the permits released until it has both, holding back those behind it; a
+# timed-out one gives back what it gathered with a release. With KEEP_ONE a
+# consumer keeps one permit, so thread 0 must time out and the waiters
+# behind it (which cannot) rely on its give-back. Broken: a give-back that
+# drops the permits, one that puts them in the count without a wake (Go
+# issue 37852), a young head that holds back the others and leaves without
+# a wake, a wake that runs again though K was clear when it looked.
+run_case sem-many               sem.pml     pass        "-DMANY -DPERMITS=2 -DTIMEOUTS -DQUEUED_TIMEOUTS"
+run_case sem-many-3-permits     sem.pml     pass        "-DMANY -DPERMITS=3 -DTIMEOUTS -DQUEUED_TIMEOUTS"
+run_case sem-many-keep-one      sem.pml     pass        "-DMANY -DPERMITS=2 -DQUEUED_TIMEOUTS -DKEEP_ONE"
+run_case sem-many-4-keep-one    sem.pml     pass        "-DMANY -DPERMITS=2 -DTHREADS=4 -DROUNDS=1 -DTIMEOUTS -DQUEUED_TIMEOUTS -DKEEP_ONE"
+run_case sem-many-termination   sem.pml     pass        "-DMANY -DPERMITS=2 -DQUEUED_TIMEOUTS -DKEEP_ONE" np
+run_case sem-many-no-give-back  sem.pml     permit      "-DMANY -DPERMITS=2 -DQUEUED_TIMEOUTS -DKEEP_ONE -DNO_GIVE_BACK"
+run_case sem-many-give-back-no-wake sem.pml lost-wakeup "-DMANY -DPERMITS=2 -DQUEUED_TIMEOUTS -DKEEP_ONE -DGIVE_BACK_NO_WAKE"
+run_case sem-many-head-holds-back sem.pml   lost-wakeup "-DMANY -DPERMITS=2 -DTHREADS=4 -DROUNDS=1 -DQUEUED_TIMEOUTS -DKEEP_ONE -DHEAD_HOLDS_BACK"
+run_case sem-many-again-always  sem.pml     livelock    "-DMANY -DPERMITS=2 -DQUEUED_TIMEOUTS -DKEEP_ONE -DAGAIN_ALWAYS" np
+run_case sem-fifo-many          sem.pml     pass        "-DFIFO -DMANY -DPERMITS=2 -DQUEUED_TIMEOUTS"
+run_case sem-fifo-many-keep-one sem.pml     pass        "-DFIFO -DMANY -DPERMITS=2 -DTHREADS=4 -DROUNDS=1 -DQUEUED_TIMEOUTS -DKEEP_ONE"
+run_case sem-fifo-many-no-give-back sem.pml permit      "-DFIFO -DMANY -DPERMITS=2 -DQUEUED_TIMEOUTS -DKEEP_ONE -DNO_GIVE_BACK"
+run_case sem-fifo-many-give-back-no-wake sem.pml invariant "-DFIFO -DMANY -DPERMITS=2 -DQUEUED_TIMEOUTS -DKEEP_ONE -DGIVE_BACK_NO_WAKE"
 
 # How a granted waiter learns its grant (lib/wait/queue.c): a waker
 # exchanges each waiter's word and wakes a batch's shared word only if one

@@ -50,7 +50,38 @@
  * Not broken, and checked as such:
  *   FORKED      lib/sem.c in a child of fork(): K starts set, owned by
  *               nobody, and never holds back a release or a wake, so
- *               several woken waiters may be in flight */
+ *               several woken waiters may be in flight
+ *
+ * With -DMANY thread 0 asks for MANY_N (2) permits at a time, the others
+ * for one (park_sem_acquire_n): it is never woken to retry; a wake hands
+ * it all it wants when they are there (from the released permits first,
+ * then the count), and otherwise, once it is owed (FIFO: always; default:
+ * a nondeterministic choice, unless a waiter was passed ahead of it in
+ * the same wake) gathers what there is (`gathered`, outside the count)
+ * and stops the wake there until it has them all; a young one is passed,
+ * and a waiter of one woken past it re-queues at the back (RETRY_BACK). A
+ * FIFO validate that finds some but too few free gathers them as it
+ * queues. With QUEUED_TIMEOUTS a queued thread 0 gives what it gathered
+ * back by a release (wake and all) after leaving the queue. A wake runs
+ * again only if K was set when it first looked. With -DKEEP_ONE the last
+ * thread keeps the permit of its last round (a consumer), so thread 0 can
+ * never have its two and must time out, and only thread 0 times out while
+ * queued: the waiters behind it, which cannot give up, depend on its
+ * give-back alone. Broken variants, which must fail:
+ *   NO_GIVE_BACK       a timed-out thread 0 drops what it gathered
+ *                      (permit lost)
+ *   GIVE_BACK_NO_WAKE  it puts them in the count without the lock, as if
+ *                      nobody were queued: those behind it sleep beside
+ *                      them (Go issue 37852; FIFO: W with free permits)
+ *   HEAD_HOLDS_BACK    a young thread 0 that too few are free for stops
+ *                      the wake instead of being passed, and leaves
+ *                      (timed out, nothing gathered) without a wake:
+ *                      the waiters of one behind it sleep beside the
+ *                      free permits (Go issue 37852 as Go had it)
+ *   AGAIN_ALWAYS       a wake runs again whenever its word has W, free
+ *                      permits and no K, also when K was clear as it
+ *                      looked: with a young thread 0 too few are free
+ *                      for, it runs forever (np) */
 
 #ifdef FORKED
 #define FORKED_K 1
@@ -72,10 +103,23 @@
 #ifndef ROUNDS
 #define ROUNDS 2
 #endif
+#ifdef MANY
+#define MANY_N 2
+#else
+#define MANY_N 1
+#endif
+#ifdef KEEP_ONE
+#define KEEP 1
+#else
+#define KEEP 0
+#endif
+/* The permits thread `id` asks for. */
+#define WANT(id) ((id) == 0 -> MANY_N : 1)
 
 #define NONE 0
 #define HANDOFF 1
 #define RETRY 2
+#define RETRY_BACK 3 /* woken past a waiter left queued: re-queue at the back */
 
 #ifdef FIFO
 #define FIFO_MODE 1
@@ -88,67 +132,101 @@ bool W = 0;
 bool K = STALE_K; /* FORKED: a K the fork left behind, owned by nobody */
 byte holders = 0;
 byte handed = 0;       /* permits handed to waiters not yet awake */
-byte inflight = 0;     /* permits a locked release has yet to place */
+byte inflight = 0;     /* permits a release has yet to place */
+byte gathered = 0;     /* permits gathered for queued thread 0 (MANY) */
+bool reserving = 0;    /* thread 0 is owed and gathers (stays owed) */
 byte q[THREADS];       /* the queue, oldest first: thread ids */
 byte qlen = 0;
 byte grant[THREADS];   /* NONE until granted (then dequeued) */
 byte pend[THREADS];    /* granted under the lock, delivered after it */
 bool lock = 0;         /* the bucket lock, held from select to finish */
 
-/* Every permit is free, handed over, or held: never lost or duplicated. */
+/* Every permit is free, handed over, held, gathered or being released:
+ * never lost or duplicated. */
 inline conserve()
 {
-    assert(count + handed + holders + inflight == PERMITS && holders <= PERMITS);
+    assert(count + handed + holders + inflight + gathered == PERMITS && holders <= PERMITS);
 #ifdef FIFO
     assert(!W || count == 0) /* the FIFO invariant */
 #endif
+}
+
+/* Removes q[i], the queue closing up behind it. */
+inline dequeue_at(i)
+{
+    k = i;
+    do
+    :: k + 1 < qlen -> q[k] = q[k + 1]; k++
+    :: else -> break
+    od;
+    qlen--
+}
+
+inline dequeue_head()
+{
+    dequeue_at(0)
 }
 
 /* park__wait_cancel of a timed-out queued waiter: out of the queue, W
  * cleared by removed() if it was the last. */
 inline remove_me()
 {
-    k = 0;
+    i = 0;
     do
-    :: q[k] == me -> break
-    :: else -> k++
+    :: q[i] == me -> break
+    :: else -> i++
     od;
-    do
-    :: k + 1 < qlen -> q[k] = q[k + 1]; k++
-    :: else -> break
-    od;
-    qlen--;
+    dequeue_at(i);
     if
     :: qlen == 0 -> W = 0
     :: else
     fi
 }
 
-/* FIFO release of n = 1 with W seen (fifo_select, fifo_finish), bucket
- * locked: the permit goes to the head; the word becomes W if waiters
- * remain, else the leftover count (0); with the queue emptied meanwhile
- * (timeouts), the permit joins the count. */
+/* After the bucket lock: park__unpark wakes the granted. */
+inline deliver()
+{
+    for (k : 0 .. THREADS - 1) {
+        if
+        :: pend[k] != NONE -> grant[k] = pend[k]; pend[k] = NONE
+        :: else
+        fi
+    }
+}
+
+/* FIFO release of n with W seen (fifo_select, fifo_finish), bucket
+ * locked: the permits go to the head(s), thread 0 gathering until it has
+ * MANY_N; the word becomes W if waiters remain, else the leftover count;
+ * with the queue emptied meanwhile (timeouts), they join the count. */
 inline fifo_release()
 {
     atomic {
         !lock;
-        if
-        :: qlen > 0 ->
-            inflight--; handed++;
+        do
+        :: n > 0 && qlen > 0 && WANT(q[0]) == 1 ->
+            n--; inflight--; handed++;
             pend[q[0]] = HANDOFF;
-            dequeue_head();
-            W = qlen > 0
-        :: else ->
-            assert(!W);
-            inflight--; count++
+            dequeue_head()
+        :: n > 0 && qlen > 0 && WANT(q[0]) > 1 ->
+            do
+            :: gathered < MANY_N && n > 0 -> n--; inflight--; gathered++
+            :: else -> break
+            od;
+            if
+            :: gathered == MANY_N ->
+                gathered = 0; handed = handed + MANY_N;
+                pend[q[0]] = HANDOFF;
+                dequeue_head()
+            :: else -> break /* it stays first in line */
+            fi
+        :: else -> break
+        od;
+        if
+        :: qlen > 0 -> assert(n == 0 && W)
+        :: else -> W = 0; count = count + n; inflight = inflight - n; n = 0
         fi;
         conserve();
-        for (k : 0 .. THREADS - 1) {
-            if
-            :: pend[k] != NONE -> grant[k] = pend[k]; pend[k] = NONE
-            :: else
-            fi
-        }
+        deliver()
     }
 }
 
@@ -169,14 +247,57 @@ inline enqueue_front(me)
     qlen++
 }
 
-inline dequeue_head()
+/* Up to `want` permits for q[i]: released ones (n) first, then free ones
+ * (count); `all`: all of them or none. */
+inline take_for(want, all)
 {
-    k = 0;
-    do
-    :: k + 1 < qlen -> q[k] = q[k + 1]; k++
-    :: else -> break
-    od;
-    qlen--
+    taken = 0;
+    if
+    :: !all || n + count >= want ->
+        do
+        :: taken < want && n > 0 -> n--; inflight--; taken++
+        :: taken < want && n == 0 && count > 0 -> count--; taken++
+        :: else -> break
+        od
+    :: else
+    fi
+}
+
+/* select_many for thread 0 at q[i] (default mode). */
+inline select_many()
+{
+    if
+    :: reserving -> owed = 1
+    :: !reserving && !passed -> owed = 1 /* it has waited PARK__FAIR_NS */
+    :: !reserving -> owed = 0
+    fi;
+    if
+    :: owed ->
+        reserving = 1;
+        take_for(MANY_N - gathered, 0);
+        gathered = gathered + taken;
+        if
+        :: gathered == MANY_N ->
+            gathered = 0; reserving = 0; handed = handed + MANY_N;
+            pend[0] = HANDOFF;
+            dequeue_at(i)
+        :: else -> break /* it stays first in line */
+        fi
+    :: else ->
+        take_for(MANY_N, 1);
+        if
+        :: taken == MANY_N ->
+            handed = handed + MANY_N;
+            pend[0] = HANDOFF;
+            dequeue_at(i)
+        :: else ->
+#ifdef HEAD_HOLDS_BACK
+            break
+#else
+            passed = 1; i++
+#endif
+        fi
+    fi
 }
 
 /* wake_select under the bucket lock: place n permits; ret: K is ours. */
@@ -184,22 +305,26 @@ inline wake_select()
 {
     !lock -> lock = 1;
     woke = 0;
+    passed = 0;
+    kseen = K;
+    i = 0;
     do
-    :: qlen > 0 && (n > 0 || count > 0) ->
+    :: i < qlen && WANT(q[i]) > 1 -> select_many()
+    :: i < qlen && WANT(q[i]) == 1 && (n > 0 || count > 0) ->
         if
-        :: true -> /* the head is owed a hand-off */
+        :: true -> /* the waiter is owed a hand-off */
             if
             :: n > 0 -> n--; inflight--
             :: else -> count--
             fi;
             handed++;
-            pend[q[0]] = HANDOFF;
-            dequeue_head()
-        :: true -> /* the head is young */
+            pend[q[i]] = HANDOFF;
+            dequeue_at(i)
+        :: true -> /* the waiter is young */
             if
             :: !K || ret || FORKED_K ->
-                pend[q[0]] = RETRY;
-                dequeue_head();
+                pend[q[i]] = (passed -> RETRY_BACK : RETRY);
+                dequeue_at(i);
                 woke = 1
             :: else
             fi;
@@ -216,18 +341,17 @@ inline wake_finish()
 {
     count = count + n;
     inflight = inflight - n;
+    n = 0;
     W = more;
     K = woke || (K && !ret);
+#ifdef AGAIN_ALWAYS
     again = W && count > 0 && !K;
+#else
+    again = W && count > 0 && !K && kseen;
+#endif
     conserve();
     lock = 0;
-    /* park__unpark wakes the granted after unlocking */
-    for (k : 0 .. THREADS - 1) {
-        if
-        :: pend[k] != NONE -> grant[k] = pend[k]; pend[k] = NONE
-        :: else
-        fi
-    }
+    deliver()
 }
 
 /* wake: park__unpark (select, then finish) until nothing more is owed. */
@@ -238,7 +362,7 @@ inline wake()
         atomic { wake_finish() };
 #ifndef NO_AGAIN
         if
-        :: again -> n = 0; ret = 0
+        :: again -> ret = 0
         :: else -> break
         fi
 #else
@@ -258,19 +382,50 @@ inline retire()
 #endif
 }
 
+/* A release of the n permits in `inflight` (bucket not locked): without
+ * the lock when nobody is queued or (default) a woken waiter is on its
+ * way; else, or when fair_look says a hand-off may be due, locked. */
+inline put_decide()
+{
+    if
+#ifdef FIFO_BARGE
+    :: true -> count = count + n; inflight = inflight - n; n = 0
+#else
+    :: !W || (K && !FORKED_K && !FIFO_MODE) ->
+        count = count + n; inflight = inflight - n; n = 0; /* no lock, no wake */
+        conserve()
+    :: W && K && !FIFO_MODE -> skip /* fair_look: a hand-off may be due */
+#endif
+    :: else -> skip
+    fi
+}
+
+inline put()
+{
+    if
+#ifdef FIFO
+    :: n > 0 -> fifo_release()
+#else
+    :: n > 0 -> ret = 0; wake() /* bucket locked */
+#endif
+    :: else
+    fi
+}
+
 proctype Thread(byte me)
 {
-    byte r = 0, k, n;
-    bool woken = 0, got, woke, more, again, ret, pass;
+    byte r = 0, k, i, n, taken;
+    byte w = WANT(me);
+    bool woken = 0, back = 0, got, woke, more, again, ret, pass, passed, owed, kseen;
     do
     :: r < ROUNDS ->
         /* ---- acquire ---- */
         do
         :: atomic {
                 if
-                :: count > 0 && !woken -> /* park_sem_try_acquire */
-                    count--; holders++; got = 1; pass = 0
-                :: count > 0 && woken -> /* take_woken */
+                :: count >= w && !woken -> /* park_sem_try_acquire(_n) */
+                    count = count - w; holders = holders + w; got = 1; pass = 0
+                :: count > 0 && woken -> /* take_woken (one permit) */
                     count--; holders++; got = 1;
                     pass = W && count > 0;
                     if
@@ -300,7 +455,7 @@ proctype Thread(byte me)
                 !lock;
                 if
 #ifndef FIFO_NO_RECHECK
-                :: count > 0 -> got = 0 /* retry */
+                :: count >= w -> got = 0 /* retry */
 #endif
                 :: else ->
                     W = 1;
@@ -311,7 +466,13 @@ proctype Thread(byte me)
                     fi;
 #endif
                     if
-                    :: woken -> enqueue_front(me)
+                    :: FIFO_MODE && count > 0 && count < w -> /* FIFO, too few for several */
+                        assert(qlen == 0 && me == 0);
+                        gathered = count; count = 0
+                    :: else
+                    fi;
+                    if
+                    :: woken && !back -> enqueue_front(me)
                     :: else -> enqueue_back(me)
                     fi;
                     woken = 0;
@@ -321,15 +482,39 @@ proctype Thread(byte me)
             if
             :: got ->
                 if
-                :: atomic { grant[me] == HANDOFF -> grant[me] = NONE; handed--; holders++ };
+                :: atomic { grant[me] == HANDOFF ->
+                        grant[me] = NONE; handed = handed - w; holders = holders + w };
                     break
-                :: grant[me] == RETRY -> grant[me] = NONE; woken = 1
+                :: grant[me] == RETRY || grant[me] == RETRY_BACK ->
+                    back = grant[me] == RETRY_BACK; grant[me] = NONE; woken = 1
 #ifdef QUEUED_TIMEOUTS
                 :: atomic { /* its deadline passed while it was queued (a
                      * waiter dequeued first takes its grant instead) */
-                        !lock && grant[me] == NONE && pend[me] == NONE ->
-                        remove_me(); got = 0
+                        !lock && grant[me] == NONE && pend[me] == NONE && (me == 0 || !KEEP) ->
+                        remove_me(); got = 0;
+                        if
+                        :: me == 0 ->
+                            n = gathered;
+#ifdef NO_GIVE_BACK
+                            n = 0;
+#endif
+                            inflight = inflight + n;
+                            gathered = 0; reserving = 0;
+                            conserve()
+                        :: else
+                        fi
                     };
+                    /* it gives back what was gathered for it */
+                    if
+                    :: n > 0 ->
+#ifdef GIVE_BACK_NO_WAKE
+                        atomic { count = count + n; inflight = inflight - n; n = 0; conserve() }
+#else
+                        atomic { put_decide() };
+                        put()
+#endif
+                    :: else
+                    fi;
                     break
 #endif
                 fi
@@ -340,28 +525,19 @@ proctype Thread(byte me)
         :: !got -> r++; goto next /* gave up */
         :: else
         fi;
-        /* ---- hold, then release 1 ---- */
-        atomic {
-            conserve();
-            holders--;
-            if
-#ifdef FIFO_BARGE
-            :: true -> count++; got = 0
-#else
-            :: !W || (K && !FORKED_K && !FIFO_MODE) -> count++; conserve(); got = 0 /* no lock, no wake */
-            :: W && K && !FIFO_MODE -> got = 1; inflight++ /* fair_look: a hand-off may be due */
-#endif
-            :: else -> got = 1; inflight++
-            fi
-        };
+        /* ---- hold, then release ---- */
+#ifdef KEEP_ONE
         if
-#ifdef FIFO
-        :: got -> fifo_release()
-#else
-        :: got -> n = 1; ret = 0; wake() /* bucket locked */
-#endif
+        :: me == THREADS - 1 && r + 1 == ROUNDS -> r++; goto next /* consumed */
         :: else
         fi;
+#endif
+        atomic {
+            conserve();
+            holders = holders - w; inflight = inflight + w; n = w;
+            put_decide()
+        };
+        put();
         r++;
 next:   skip
     :: else -> break
