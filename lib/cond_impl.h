@@ -6,9 +6,9 @@
  * A wait is: park__cond_enqueue; release the mutex; park__cond_sleep (or,
  * cancelled in the sleep, park__cond_cancelled); take the mutex back; then
  * wake park__cond_next(w), the next waiter of a broadcast, if there is
- * one. The caller may wake it as soon as it holds the mutex again
- * (park_cond_wait does) or when it next releases the mutex (the drop-in
- * does, so that the next waiter finds it free). */
+ * one, when it next releases the mutex (the drop-in does, so that the next
+ * waiter finds it free). park_cond_wait's waiters go further: they are
+ * moved onto the mutex itself (lib/cond.c, wait morphing). */
 #ifndef PARK_LIB_COND_IMPL_H
 #define PARK_LIB_COND_IMPL_H
 

@@ -74,6 +74,7 @@
 #include <park/mutex.h>
 
 #include "async.h"
+#include "mutex_impl.h"
 #include "os/os.h"
 #include "os/probe.h"
 #include "wait/fork.h"
@@ -516,4 +517,20 @@ park_task_t *park_mutex_lock_async(park_mutex_t *m, park_pool_t *pool)
 {
     struct lock_ctx c = {.m = m};
     return park__acquire_async(pool, &async_ops, m, 0, &c, sizeof c, PARK_FOREVER);
+}
+
+/* ---- a condition variable's waiter, moved onto the mutex (mutex_impl.h) -- */
+
+/* The caller holds the mutex: its own unlock reads the P this validate set. */
+static const park__wait_ops_t held_ops = {
+    .validate = lock_validate,
+    .removed = lock_removed,
+};
+
+bool park__mutex_enqueue_handoff(park_mutex_t *m, park__waiter_t *w, bool held)
+{
+    /* ctx lives for the enqueue only: validate and before_sleep run in it,
+     * and removed only for a waiter taken out, which w never is after. */
+    struct lock_ctx c = {.m = m};
+    return park__wait_enqueue(m, w, 0, held ? &held_ops : &lock_ops, &c) == PARK__WAIT_QUEUED;
 }

@@ -6,12 +6,15 @@
  * A waiter queues in park's shared wait queue (keyed by the condition
  * variable's address: no CPU, no allocation while it waits), releases the
  * mutex, sleeps, and takes the mutex again before it returns, whether it
- * was signalled or its deadline passed. Signal hands its wake-up to the
- * oldest waiter. Broadcast takes every waiter but wakes only the oldest:
- * each woken waiter, once it holds the mutex again, wakes the next, so the
- * waiters go to the mutex one after another instead of all at once (no
- * thundering herd on the mutex). Signal and broadcast with nobody waiting
- * read one word and take no lock.
+ * was signalled or its deadline passed. Signal takes the oldest waiter and
+ * moves it onto the mutex: if the mutex is held (the signaller usually
+ * holds it), the waiter stays asleep, queued on the mutex, and the
+ * holder's unlock hands it the mutex and wakes it, so it never wakes only
+ * to find the mutex taken; if the mutex is free, it is woken to take it.
+ * Broadcast takes every waiter and moves the oldest; each, once it holds
+ * the mutex, moves the next onto it, so the waiters go to the mutex one
+ * after another as it frees (no thundering herd). Signal and broadcast
+ * with nobody waiting read one word and take no lock.
  *
  * A wake-up is never lost: a waiter that a signal took counts as signalled
  * even when its deadline passes at the same moment (it returns 0); a

@@ -344,12 +344,17 @@ run_case cond-no-pass           cond.pml    lost-wakeup "-DNO_PASS"
 run_case cond-no-chain          cond.pml    lost-wakeup "-DCANCEL -DNO_CHAIN"
 run_case cond-clear-always      cond.pml    lost-wakeup "-DSIGNAL -DTIMED -DCLEAR_ALWAYS"
 run_case cond-no-resignal       cond.pml    lost-wakeup "-DSIGNAL -DCANCEL -DNO_RESIGNAL"
-# park_cond_wait: the woken waiter wakes the next once it holds the mutex.
-run_case cond-eager             cond.pml    pass        "-DEAGER"
-run_case cond-eager-timed       cond.pml    pass        "-DEAGER -DTIMED -DNW=4"
-run_case cond-eager-other-unlocks cond.pml  pass        "-DEAGER -DOTHER_UNLOCKS"
-run_case cond-eager-signal-timed cond.pml   pass        "-DEAGER -DSIGNAL -DTIMED"
-run_case cond-eager-no-chain    cond.pml    lost-wakeup "-DEAGER -DNO_CHAIN"
+# park_cond_wait: a taken waiter is moved onto the mutex, whose release
+# hands it over; broken: a waiter that does not know it was handed the
+# mutex, a release that frees a mutex waiters are queued on, a chain that
+# does not move the next waiter.
+run_case cond-morph             cond.pml    pass        "-DMORPH"
+run_case cond-morph-timed       cond.pml    pass        "-DMORPH -DTIMED -DNW=4"
+run_case cond-morph-other-unlocks cond.pml  pass        "-DMORPH -DOTHER_UNLOCKS"
+run_case cond-morph-signal-timed cond.pml   pass        "-DMORPH -DSIGNAL -DTIMED"
+run_case cond-morph-no-chain    cond.pml    lost-wakeup "-DMORPH -DNO_CHAIN"
+run_case cond-morph-no-own      cond.pml    lost-wakeup "-DMORPH -DSIGNAL -DNO_OWN"
+run_case cond-morph-no-handoff  cond.pml    lost-wakeup "-DMORPH -DNO_HANDOFF"
 
 # The rwlock (lib/rwlock.c): writer preference (WW, D and the last reader's
 # hand-over), the reader batch, downgrade, a timed-out writer that admits

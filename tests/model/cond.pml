@@ -1,9 +1,11 @@
 /* tests/model/cond.pml: the condition variable (lib/cond.c) on lib/wait,
  * with the mutex it is used with, for Spin: as the drop-in uses it
  * (lib/preload/cond.c: a broadcast's next waiter is left on the mutex for
- * its next release to wake) and, with -DEAGER, as park_cond_wait does (a
- * woken waiter wakes the next as soon as it holds the mutex again). Run by
- * check.sh.
+ * its next release to wake) and, with -DMORPH, as park_cond_wait does: a
+ * signal or broadcast moves the waiter it takes onto the mutex's queue (or
+ * wakes it if the mutex is free), the mutex's release hands the mutex to
+ * the first waiter queued there and wakes it, and a waiter that holds the
+ * mutex again moves the broadcast's next waiter onto it. Run by check.sh.
  *
  * The cond: a FIFO queue of waiters under its bucket lock, and the word
  * `waiters` (set when one queues, cleared under the bucket lock when the
@@ -37,7 +39,7 @@
  *              The notifier posts a token for each of the other waiters.
  *   -DOTHER_UNLOCKS (broadcast) the woken waiters return with the mutex
  *              held and the notifier unlocks it for each of them.
- *   -DEAGER    park_cond_wait's chain: no pass-on through the mutex.
+ *   -DMORPH    park_cond_wait's moves onto the mutex (no pass-on word).
  *
  * Checked: no lost wake-up: every thread finishes (a waiter asleep forever,
  * or blocked on a mutex nobody releases, is an invalid end state); in
@@ -46,7 +48,11 @@
  * Broken variants (must fail with a lost wake-up):
  *   NO_PASS          a release does not wake the waiter left on the mutex
  *   NO_CHAIN         a woken waiter does not leave its successor on the
- *                    mutex (with EAGER: does not wake it)
+ *                    mutex (with MORPH: does not move it there)
+ *   NO_OWN           (MORPH) a waiter handed the mutex does not know it
+ *                    and locks it again
+ *   NO_HANDOFF       (MORPH) a release frees the mutex without handing it
+ *                    to the waiters queued on it
  *   CLEAR_ALWAYS     a waiter that leaves clears `waiters` even when others
  *                    remain, so a signal finds "nobody waiting"
  *   NO_RESIGNAL      (with CANCEL, SIGNAL) a cancelled waiter that a
@@ -71,6 +77,9 @@
 bit m;             /* the mutex: 1 held */
 byte mnext = NONE; /* pp_mutex_t.next: the waiter the next release wakes */
 bit waiters;       /* the cond's word */
+byte mq[NW];       /* MORPH: waiters queued on the mutex, oldest first */
+byte mqlen;
+bit owns[NW];      /* MORPH: handed the mutex by a release */
 byte q[NW];        /* the cond's queue, oldest first */
 byte qlen;
 bit queued[NW];
@@ -98,11 +107,32 @@ inline lock()
 /* The mutex's release: next taken off, the lock freed; then the wake. */
 inline release()
 {
+#ifdef MORPH
+    /* Hands the mutex to the first waiter queued on it (it stays held),
+     * or frees it; then the wake. */
+    atomic {
+        if
+#ifndef NO_HANDOFF
+        :: mqlen > 0 ->
+            nx = mq[0];
+            k = 0;
+            do
+            :: k + 1 < mqlen -> mq[k] = mq[k + 1]; k++
+            :: else -> break
+            od;
+            mqlen--;
+            owns[nx] = 1
+#endif
+        :: else -> m = 0
+        fi
+    }
+#else
     atomic {
         nx = mnext;
         mnext = NONE;
         m = 0
     }
+#endif
 #ifndef NO_PASS
     if
     :: nx != NONE -> woken[nx] = 1
@@ -129,6 +159,19 @@ inline unqueue(who)
     queued[who] = 0
 }
 
+/* MORPH: a taken waiter, not yet woken, goes to the mutex: queued on it
+ * while it is held (the holder's release hands it over), else woken to
+ * take it itself. One bucket-locked step. */
+inline to_mutex(who)
+{
+    atomic {
+        if
+        :: m == 1 -> mq[mqlen] = who; mqlen++
+        :: else -> woken[who] = 1
+        fi
+    }
+}
+
 inline signal()
 {
     if
@@ -147,7 +190,11 @@ inline signal()
             fi
         }
         if
+#ifdef MORPH
+        :: sig != NONE -> to_mutex(sig); sig = NONE
+#else
         :: sig != NONE -> woken[sig] = 1; sig = NONE
+#endif
         :: else -> skip
         fi
     :: else -> skip
@@ -180,7 +227,11 @@ inline broadcast()
             waiters = 0
         }
         if
+#ifdef MORPH
+        :: first != NONE -> to_mutex(first); first = NONE
+#else
         :: first != NONE -> woken[first] = 1; first = NONE
+#endif
         :: else -> skip
         fi
     :: else -> skip
@@ -244,12 +295,19 @@ inline wait()
 #endif
 #endif
     fi;
+#if defined(MORPH) && !defined(NO_OWN)
+    if
+    :: owns[me] -> owns[me] = 0 /* handed the mutex by a release */
+    :: else -> lock()
+    fi;
+#else
     lock();
+#endif
 #ifndef NO_CHAIN
     if
     :: grant[me] >= G_NEXT ->
-#ifdef EAGER
-        woken[grant[me] - G_NEXT] = 1
+#ifdef MORPH
+        to_mutex(grant[me] - G_NEXT)
 #else
         mnext = grant[me] - G_NEXT
 #endif

@@ -159,6 +159,29 @@ TEST(cond_signal_wakes_exactly_one_waiter_oldest_first)
         test_threads_join(t[i]);
 }
 
+TEST(cond_signal_under_the_mutex_moves_the_waiter_onto_it)
+{
+    park_cond_t c = PARK_COND_INIT;
+    park_mutex_t m = PARK_MUTEX_INIT;
+    atomic_int returned = 0;
+    struct waiter x = {.c = &c, .m = &m, .deadline = PARK_FOREVER, .returned = &returned};
+    test_threads_t *t = test_threads_start(1, waiter_main, &x, sizeof x);
+    AWAIT(park__wait_count(&c) == 1);
+    park_mutex_lock(&m);
+    park_cond_signal(&c);
+    /* Taken, and queued on the mutex instead of woken onto it: the
+     * unlock hands it the mutex. */
+    ASSERT_EQ(park__wait_count(&c), 0);
+    ASSERT_EQ(park__wait_count(&m), 1);
+    test_sleep_ns(5 * MS);
+    ASSERT_EQ(atomic_load(&returned), 0);
+    park_mutex_unlock(&m);
+    test_threads_join(t);
+    ASSERT_EQ(atomic_load(&returned), 1);
+    ASSERT_EQ(park__wait_count(&m), 0);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
 TEST(cond_signal_without_the_mutex_reaches_a_waiter)
 {
     park_cond_t c = PARK_COND_INIT;
@@ -411,6 +434,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(cond_wait_until_never_returns_before_its_deadline),
     TEST_ENTRY(cond_wait_releases_the_mutex_while_it_waits),
     TEST_ENTRY(cond_signal_wakes_exactly_one_waiter_oldest_first),
+    TEST_ENTRY(cond_signal_under_the_mutex_moves_the_waiter_onto_it),
     TEST_ENTRY(cond_signal_without_the_mutex_reaches_a_waiter),
     TEST_ENTRY(cond_timed_out_waiter_leaves_the_signal_to_the_next),
     TEST_ENTRY(cond_broadcast_wakes_every_waiter_each_with_the_mutex),

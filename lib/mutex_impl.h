@@ -1,0 +1,19 @@
+/* lib/mutex_impl.h: what lib/mutex.c offers the other primitives. */
+#ifndef PARK_LIB_MUTEX_IMPL_H
+#define PARK_LIB_MUTEX_IMPL_H
+
+#include <park/mutex.h>
+
+#include "wait/wait.h"
+
+/* Queues w, a waiter whose notify is set, on *m as an asynchronous locker
+ * would: true if queued (an unlock hands *m to w, then notify(w) runs on
+ * the unlocking thread, outside the bucket lock), false if *m was free
+ * (nothing queued: the caller takes *m by itself). w is never cancelled
+ * once queued. `held`: the caller holds *m itself, so its own unlock sees
+ * the waiter (program order) and the fence that covers another thread's
+ * store unlock is not needed. For lib/cond.c, which moves a signalled
+ * waiter onto the mutex it waits to retake (wait morphing). */
+bool park__mutex_enqueue_handoff(park_mutex_t *m, park__waiter_t *w, bool held);
+
+#endif /* PARK_LIB_MUTEX_IMPL_H */
