@@ -8,7 +8,10 @@
  *
  *   FIFO invariant     W => COUNT == 0 (a newcomer queues behind)
  *   default invariant  W and COUNT > 0 => K, or the thread that stored
- *                      that word is about to wake someone (wake: again)
+ *                      that word is about to wake someone (wake: again),
+ *                      or no queued waiter would be served by a wake
+ *                      (each wants more than COUNT, and none gathers:
+ *                      see Several permits below)
  *
  * Transitions (c: COUNT; a waiter asks for `want` permits, n for short):
  *   acquire          c -> c-1 (c > 0)            CAS (fast path, inline)
@@ -23,8 +26,8 @@
  *   (no K)           (queue emptied); default: permits handed to waiters
  *                    owed them (PARK__FAIR_NS, tasks), or gathered by an
  *                    owed waiter of several, or handed to a young one of
- *                    several that they all fit; the rest c -> c+r, the
- *                    oldest thread of one woken to retry (K)
+ *                    several if all it wants are there; the rest c -> c+r,
+ *                    the oldest thread of one woken to retry (K)
  *                                                   CAS, bucket locked
  *   last waiter      W cleared                      bucket locked (timeout)
  *     leaves
@@ -49,10 +52,11 @@
  * waiter woken past it re-queues at the back, not the front, so that the
  * one passed stays first and is looked at, and owed, first. A waiter that
  * leaves ungranted with permits gathered gives them back by a release,
- * which serves those behind it (docs/design/sem.md, Several permits). The
- * default invariant then reads: W and COUNT > 0 => K, or a wake is about
- * to run, or no queued waiter would be served by one (each wants more than
- * COUNT and none gathers). */
+ * which serves those behind it (docs/design/sem.md, Several permits). A
+ * wake that leaves a waiter gathering has drained the count into it, so
+ * the only free permits beside sleepers without K are too few for any of
+ * them: a stable word, which is why a wake runs again only if K was set
+ * when it first looked. */
 #include <errno.h>
 
 #include <park/sem.h>
@@ -293,7 +297,8 @@ __attribute__((noinline)) static unsigned select_many(struct wake_ctx *r, park__
 
 /* Oldest first: a waiter owed a hand-off gets a permit (a released one,
  * else a free one); the first young thread is woken to retry if there is
- * something to retry for and nobody is on the way already. */
+ * something to retry for and nobody is on the way already. Waiters of
+ * several: select_many. */
 static unsigned wake_select(void *ctx, park__waiter_t *w)
 {
     struct wake_ctx *r = ctx;

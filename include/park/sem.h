@@ -26,10 +26,11 @@
  * every request behind it, smaller ones too, until it has all it asked
  * for. Default: smaller requests may pass a waiting larger one while it is
  * young, but once it has waited about 1 ms the permits released are
- * reserved for it (gathered while it is first in line, never visible in
- * the count) until it has them all; nobody passes it meanwhile, so neither
- * the large request nor the small ones starve. A waiter that times out or
- * is cancelled gives back what it had gathered, waking those behind it.
+ * reserved for it (gathered for it, never visible in the count) until it
+ * has them all; nobody behind it passes it meanwhile, so neither the large
+ * request nor the small ones starve. A task is owed from the start, as it
+ * is for one permit. A waiter that times out or is cancelled gives back
+ * what it had gathered, waking those behind it.
  *
  * Memory ordering: a release (park_sem_release) synchronises with the
  * acquisition that obtains one of its permits (acquire ordering). */
