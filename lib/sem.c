@@ -67,14 +67,14 @@
 #include "wait/spin.h"
 #include "wait/wait.h"
 
-#define W PARK__SEM_WAITERS
-#define K PARK__SEM_WOKEN
+#define WAITERS PARK__SEM_WAITERS
+#define WOKEN PARK__SEM_WOKEN
 #define COUNT PARK__SEM_COUNT_MASK
 
-/* w->grant of a granted waiter: handed its permits, or woken to retry
- * (one permit) at the queue's front, or at its back when select passed a
- * waiter of several before waking it. */
-enum { GRANT_HANDOFF = 0, GRANT_RETRY = 1, GRANT_RETRY_BACK = 2 };
+/* w->grant of a granted waiter (lib/wait/wait.h): handed its permits
+ * (PARK__GRANT_HANDOFF), or woken to retry (one permit) at the queue's
+ * front (PARK__GRANT_RETRY), or at its back when select passed a waiter of
+ * several before waking it (PARK__GRANT_RETRY_BACK). */
 
 /* w->grant of a queued waiter of several: RESERVED | the permits gathered
  * for it. Written by select (and a FIFO validate) under the bucket lock;
@@ -120,7 +120,7 @@ int park_sem_init_fifo(park_sem_t *s, uint32_t initial, uint32_t max)
 int park_sem_destroy(park_sem_t *s)
 {
     /* acquire: pairs with the release of the last release/grant. */
-    if (!(__atomic_load_n(&s->state_, __ATOMIC_ACQUIRE) & W))
+    if (!(__atomic_load_n(&s->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;
     /* In a forked child W may outlive the waiters left behind. */
     return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(s) ? 0 : EBUSY;
@@ -166,7 +166,7 @@ static bool acquire_validate(void *ctx)
             return false; /* enough are free: take them instead */
         /* c < n -> W, clearing K if it was ours; relaxed: the bucket lock
          * orders it against releasers. */
-        uint64_t next = (v | W) & ~(c->woken ? K : 0);
+        uint64_t next = (v | WAITERS) & ~(c->woken ? WOKEN : 0);
         if (free && fifo(s)) {
             /* FIFO, too few free for several: nobody is queued (W =>
              * COUNT == 0), so this waiter is the head and gathers them,
@@ -192,7 +192,7 @@ static void acquire_removed(void *ctx, bool more)
 {
     park_sem_t *s = ((struct acquire_ctx *)ctx)->s;
     if (!more) /* W -> 0: nobody queued; relaxed: bucket locked */
-        __atomic_fetch_and(&s->state_, ~W, __ATOMIC_RELAXED);
+        __atomic_fetch_and(&s->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
 static const park__wait_ops_t acquire_ops = {
@@ -279,7 +279,7 @@ __attribute__((noinline)) static unsigned select_many(struct wake_ctx *r, park__
     uint32_t want = (uint32_t)w->want;
     if (!(w->grant & RESERVED) && (r->passed || !park__wait_owed(w, &r->now))) {
         if (take_for(r, want, true) == want) {
-            w->grant = GRANT_HANDOFF;
+            w->grant = PARK__GRANT_HANDOFF;
             return PARK__SELECT_GRANT;
         }
         r->passed = true;
@@ -291,7 +291,7 @@ __attribute__((noinline)) static unsigned select_many(struct wake_ctx *r, park__
         w->grant = RESERVED | got;
         return PARK__SELECT_STOP; /* it stays first in line */
     }
-    w->grant = GRANT_HANDOFF;
+    w->grant = PARK__GRANT_HANDOFF;
     return PARK__SELECT_GRANT;
 }
 
@@ -313,13 +313,13 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
             r->handed++;
         } else if (!park_sem_try_acquire(r->s)) /* a free one: c -> c-1 */
             return PARK__SELECT_STOP;           /* it stays first in line */
-        w->grant = GRANT_HANDOFF;
+        w->grant = PARK__GRANT_HANDOFF;
         return PARK__SELECT_GRANT;
     }
     uint64_t v = __atomic_load_n(&r->s->state_, __ATOMIC_RELAXED);
-    bool on_its_way = park__woken_mark(v & K) && !r->retire;
+    bool on_its_way = park__woken_mark(v & WOKEN) && !r->retire;
     if ((r->n || (v & COUNT)) && !on_its_way) {
-        w->grant = r->passed ? GRANT_RETRY_BACK : GRANT_RETRY;
+        w->grant = r->passed ? PARK__GRANT_RETRY_BACK : PARK__GRANT_RETRY;
         r->woke = true;
         return PARK__SELECT_GRANT | PARK__SELECT_STOP;
     }
@@ -348,9 +348,9 @@ static void wake_finish(void *ctx, bool more)
         }
         next = (v & COUNT) + r->n;
         if (more)
-            next |= W;
-        if (r->woke || ((v & K) && !r->retire))
-            next |= K;
+            next |= WAITERS;
+        if (r->woke || ((v & WOKEN) && !r->retire))
+            next |= WOKEN;
         /* release: pairs with the acquire of whoever takes the permits;
          * granted waiters are ordered by the bucket lock. */
     } while (!__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_RELEASE,
@@ -361,7 +361,7 @@ static void wake_finish(void *ctx, bool more)
      * wake again. Only if K was set when this pass looked: otherwise the
      * word is as select left it, and free permits beside waiters are too
      * few for any of them. */
-    r->again = (next & W) && (next & COUNT) && !(next & K) && (r->seen & K);
+    r->again = (next & WAITERS) && (next & COUNT) && !(next & WOKEN) && (r->seen & WOKEN);
 }
 
 /* Runs the wake (park__unpark with wake_select and wake_finish) until the
@@ -397,9 +397,9 @@ static bool take_woken(park_sem_t *s, bool *pass)
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     while (v & COUNT) {
         uint64_t next = v - 1;
-        bool passing = (v & W) && (next & COUNT);
+        bool passing = (v & WAITERS) && (next & COUNT);
         if (!passing)
-            next &= ~K;
+            next &= ~WOKEN;
         /* acquire: pairs with the release that freed the permit. */
         if (__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED)) {
@@ -420,7 +420,7 @@ static bool acquire_spin(park_sem_t *s, uint32_t n)
     park__spin_t spin = park__spin_init_every(128, 512, 0);
     do {
         uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-        if (v & W)
+        if (v & WAITERS)
             break; /* others are queued: get in line */
         if ((v & COUNT) >= n && try_take(s, n))
             return true;
@@ -445,7 +445,7 @@ static int acquire_slow(park_sem_t *s, uint32_t n, park_time_t deadline)
     park__waiter_t w;
     struct acquire_ctx c = {.s = s, .w = &w, .n = n, .woken = false};
     park__waiter_init(&w, n);
-    park__waiter_profile(&w, PARK_PROFILE_SEM, GRANT_HANDOFF);
+    park__waiter_profile(&w, PARK_PROFILE_SEM, PARK__GRANT_HANDOFF);
     if (!fifo(s))
         w.since = park_now(); /* kept when a woken waiter re-queues */
     unsigned flags = 0;
@@ -463,12 +463,12 @@ static int acquire_slow(park_sem_t *s, uint32_t n, park_time_t deadline)
         }
         switch (park__wait(s, &w, flags, &acquire_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
-            if (w.grant == GRANT_HANDOFF)
+            if (w.grant == PARK__GRANT_HANDOFF)
                 return 0;   /* the permits were handed to us */
             c.woken = true; /* woken to retry (one permit) */
             /* If it loses to a barger it re-queues at the front, or at
              * the back when it was woken past a waiter of several. */
-            flags = w.grant == GRANT_RETRY ? PARK__WAIT_FRONT : 0;
+            flags = w.grant == PARK__GRANT_RETRY ? PARK__WAIT_FRONT : 0;
             break;
         case PARK__WAIT_TIMEDOUT:
             give_back_gathered(s, &w);
@@ -535,7 +535,7 @@ static unsigned fifo_select_many(struct release_ctx *r, park__waiter_t *w)
         w->grant = RESERVED | (got + k);
         return PARK__SELECT_STOP; /* it stays first in line */
     }
-    w->grant = GRANT_HANDOFF;
+    w->grant = PARK__GRANT_HANDOFF;
     return r->n ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
@@ -545,7 +545,7 @@ static unsigned fifo_select(void *ctx, park__waiter_t *w)
     struct release_ctx *r = ctx;
     if (w->want != 1)
         return fifo_select_many(r, w);
-    w->grant = GRANT_HANDOFF;
+    w->grant = PARK__GRANT_HANDOFF;
     r->n--;
     return r->n ? PARK__SELECT_GRANT : PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
@@ -555,12 +555,12 @@ static void fifo_finish(void *ctx, bool more)
     struct release_ctx *r = ctx;
     park_sem_t *s = r->s;
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-    if (v & W) {
+    if (v & WAITERS) {
         /* W -> W (waiters remain, so every permit was granted) or W -> n.
          * release: pairs with the acquire of whoever takes the leftover
          * permits; granted waiters are ordered by the bucket lock and the
          * release of their `woken`. */
-        __atomic_store_n(&s->state_, more ? W : r->n, __ATOMIC_RELEASE);
+        __atomic_store_n(&s->state_, more ? WAITERS : r->n, __ATOMIC_RELEASE);
         return;
     }
     /* The queue emptied (timeouts) between our look and the bucket lock,
@@ -595,10 +595,10 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
         return EINVAL;
     uint32_t max = max_of(s);
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-    bool look = (v & W) && (v & K) && !fifo(s) && fair_look(s); /* else no use */
+    bool look = (v & WAITERS) && (v & WOKEN) && !fifo(s) && fair_look(s); /* else no use */
     /* Without waiters, or (default mode) with a woken waiter on its way,
      * which will take a permit or pass them on: no lock, no wake. */
-    while (!(v & W) || (park__woken_mark(v & K) && !fifo(s) && !look)) {
+    while (!(v & WAITERS) || (park__woken_mark(v & WOKEN) && !fifo(s) && !look)) {
         if (n > max - (v & COUNT))
             return EOVERFLOW;
         /* c -> c+n; release: pairs with the acquire in park_sem_try_acquire. */

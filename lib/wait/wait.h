@@ -199,10 +199,12 @@ bool park__wait_woken_late(const void *key, park_time_t now);
  * set of values, so that a grant reads the same in every file. A select
  * sets it for every waiter it grants. */
 enum {
-    PARK__GRANT_RETRY = 0,   /* woken to try again, keeping its place (its `since`) */
-    PARK__GRANT_HANDOFF = 1, /* handed the primitive: it is the waiter's now */
-    PARK__GRANT_WOKEN = 2,   /* mutex: woken to try again as the woken waiter in
-                                flight, whose WOKEN bit it clears */
+    PARK__GRANT_RETRY = 0,      /* woken to try again, keeping its place (its `since`) */
+    PARK__GRANT_HANDOFF = 1,    /* handed the primitive: it is the waiter's now */
+    PARK__GRANT_WOKEN = 2,      /* mutex: woken to try again as the woken waiter in
+                                   flight, whose WOKEN bit it clears */
+    PARK__GRANT_RETRY_BACK = 3, /* semaphore: woken to try again, queueing at
+                                   the back (a waiter of several was passed) */
 };
 
 /* Makes *w a fresh thread waiter asking for `want`, with since = 0 (and
