@@ -56,7 +56,7 @@
 #define LEFT PARK__BARRIER_LEFT_MASK
 #define EXPECTED PARK__BARRIER_EXPECTED_MASK
 #define E_ONE (1ull << PARK__BARRIER_EXPECTED_SHIFT)
-#define W PARK__BARRIER_WAITERS
+#define WAITERS PARK__BARRIER_WAITERS
 #define P_SHIFT PARK__BARRIER_PHASE_SHIFT
 
 /* w->grant of a granted waiter; an asynchronous arrival that completed
@@ -88,7 +88,7 @@ int park_barrier_init(park_barrier_t *b, uint32_t count, park_barrier_fn complet
 int park_barrier_destroy(park_barrier_t *b)
 {
     /* acquire: pairs with the release of the last advance. */
-    if (!(__atomic_load_n(&b->state_, __ATOMIC_ACQUIRE) & W))
+    if (!(__atomic_load_n(&b->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;
     /* In a forked child W may outlive the waiters left behind. */
     return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(b) ? 0 : EBUSY;
@@ -140,7 +140,7 @@ static void advance_finish(void *ctx, bool more)
      * P) (see the top). release: pairs with the acquire load in
      * phase_validate; granted waiters are ordered by the bucket lock and
      * their `woken`. */
-    __atomic_store_n(&b->state_, (v & ~(LEFT | W)) + (1ull << P_SHIFT) + e, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->state_, (v & ~(LEFT | WAITERS)) + (1ull << P_SHIFT) + e, __ATOMIC_RELEASE);
 }
 
 /* The arrival that completed the phase (the word is (0, E, P)): runs the
@@ -153,7 +153,7 @@ static void complete_phase(park_barrier_t *b)
         fn(b->arg_); /* outside every lock, before anyone is released */
     /* relaxed: only prepares the CAS (validate may set W meanwhile). */
     uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
-    while (!(v & W)) {
+    while (!(v & WAITERS)) {
         /* advance: (0, E, P) -> (E, E, P+1). release: pairs with the
          * acquire load of a waiter that finds P moved on. */
         uint64_t next = (v & ~LEFT) + (1ull << P_SHIFT) + expected_of(v);
@@ -181,13 +181,13 @@ static bool phase_validate(void *ctx)
     for (;;) {
         if (phase_of(v) != c->phase)
             return false; /* the phase ended before we were queued */
-        if (v & W)
+        if (v & WAITERS)
             return true;
         /* P -> P|W: the bucket lock orders it against the advance under
          * the lock, and the lock-free advance's CAS fails on it. acquire
          * (on failure: the word it reads back may show P moved on, as
          * above; on success only because C11 wants it as strong). */
-        if (__atomic_compare_exchange_n(&c->b->state_, &v, v | W, true, __ATOMIC_ACQUIRE,
+        if (__atomic_compare_exchange_n(&c->b->state_, &v, v | WAITERS, true, __ATOMIC_ACQUIRE,
                                         __ATOMIC_ACQUIRE))
             return true;
     }
@@ -197,7 +197,7 @@ static void phase_removed(void *ctx, bool more)
 {
     struct phase_ctx *c = ctx;
     if (!more) /* P|W -> P; relaxed: W changes only under the bucket lock */
-        __atomic_fetch_and(&c->b->state_, ~W, __ATOMIC_RELAXED);
+        __atomic_fetch_and(&c->b->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
 static const park__wait_ops_t phase_ops = {

@@ -46,28 +46,28 @@
 #include "wait/fork.h"
 #include "wait/wait.h"
 
-#define S PARK__EVENT_SET
-#define W PARK__EVENT_WAITERS
-#define M PARK__EVENT_MANUAL
+#define SET PARK__EVENT_SET
+#define WAITERS PARK__EVENT_WAITERS
+#define MANUAL PARK__EVENT_MANUAL
 
 static bool manual(const park_event_t *e)
 {
     /* relaxed: M never changes after initialisation. */
-    return __atomic_load_n(&e->state_, __ATOMIC_RELAXED) & M;
+    return __atomic_load_n(&e->state_, __ATOMIC_RELAXED) & MANUAL;
 }
 
 void park_event_init(park_event_t *e, bool manual_reset, bool initially_set)
 {
     /* relaxed: nobody uses *e meanwhile; whatever hands *e to other
      * threads orders this store. */
-    __atomic_store_n(&e->state_, (manual_reset ? M : 0u) | (initially_set ? S : 0u),
+    __atomic_store_n(&e->state_, (manual_reset ? MANUAL : 0u) | (initially_set ? SET : 0u),
                      __ATOMIC_RELAXED);
 }
 
 int park_event_destroy(park_event_t *e)
 {
     /* acquire: pairs with the release of the last set. */
-    if (!(__atomic_load_n(&e->state_, __ATOMIC_ACQUIRE) & W))
+    if (!(__atomic_load_n(&e->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;
     /* In a forked child W may outlive the waiters left behind. */
     return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(e) ? 0 : EBUSY;
@@ -87,13 +87,13 @@ static bool wait_validate(void *ctx)
      * through park_event_try_wait's acquire. */
     uint32_t v = __atomic_load_n(&e->state_, __ATOMIC_RELAXED);
     for (;;) {
-        if (v & S)
+        if (v & SET)
             return false; /* set meanwhile: pass (or consume) it instead */
-        if (v & W)
+        if (v & WAITERS)
             return true;
         /* 0 -> W; relaxed: the bucket lock orders it against a set's
          * locked path, and the lock-free set's CAS fails on it. */
-        if (__atomic_compare_exchange_n(&e->state_, &v, v | W, true, __ATOMIC_RELAXED,
+        if (__atomic_compare_exchange_n(&e->state_, &v, v | WAITERS, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
             return true;
     }
@@ -103,7 +103,7 @@ static void wait_removed(void *ctx, bool more)
 {
     park_event_t *e = ((struct wait_ctx *)ctx)->e;
     if (!more) /* W -> 0; relaxed: only W changes, under the bucket lock */
-        __atomic_fetch_and(&e->state_, ~W, __ATOMIC_RELAXED);
+        __atomic_fetch_and(&e->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
 static const park__wait_ops_t wait_ops = {
@@ -165,7 +165,7 @@ static unsigned set_select(void *ctx, park__waiter_t *w)
 static void set_finish(void *ctx, bool more)
 {
     struct set_ctx *c = ctx;
-    uint32_t m = c->manual ? M : 0u;
+    uint32_t m = c->manual ? MANUAL : 0u;
     /* Manual: W -> S (every waiter granted, or none was left). Auto: W ->
      * W or 0 (the oldest granted: the set is consumed), or x -> S (none
      * was left). Nothing else writes the word while W is set (see the
@@ -177,7 +177,7 @@ static void set_finish(void *ctx, bool more)
      * acquire in park_event_try_wait; granted waiters are ordered by the
      * bucket lock and the release of their `woken`. The setter's last
      * access to the event. */
-    uint32_t next = c->manual || !c->granted ? m | S : m | (more ? W : 0u);
+    uint32_t next = c->manual || !c->granted ? m | SET : m | (more ? WAITERS : 0u);
     (void)__atomic_exchange_n(&c->e->state_, next, __ATOMIC_RELEASE);
 }
 

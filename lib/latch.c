@@ -34,7 +34,7 @@
 #include "wait/fork.h"
 #include "wait/wait.h"
 
-#define W PARK__LATCH_HAS_WAITERS
+#define WAITERS PARK__LATCH_HAS_WAITERS
 #define COUNT PARK__LATCH_COUNT_MASK
 
 int park_latch_init(park_latch_t *l, uint32_t count)
@@ -50,7 +50,7 @@ int park_latch_init(park_latch_t *l, uint32_t count)
 int park_latch_destroy(park_latch_t *l)
 {
     /* acquire: pairs with the release of the last count_down. */
-    if (!(__atomic_load_n(&l->state_, __ATOMIC_ACQUIRE) & W))
+    if (!(__atomic_load_n(&l->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;
     /* In a forked child W may outlive the waiters left behind. */
     return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(l) ? 0 : EBUSY;
@@ -78,11 +78,11 @@ static bool wait_validate(void *ctx)
     for (;;) {
         if (!(v & COUNT))
             return false; /* released meanwhile: pass */
-        if (v & W)
+        if (v & WAITERS)
             return true;
         /* c -> c|W; relaxed: the bucket lock orders it against a locked
          * count_down, and the inline count_down's CAS fails on it. */
-        if (__atomic_compare_exchange_n(&l->state_, &v, v | W, true, __ATOMIC_RELAXED,
+        if (__atomic_compare_exchange_n(&l->state_, &v, v | WAITERS, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
             return true;
     }
@@ -92,7 +92,7 @@ static void wait_removed(void *ctx, bool more)
 {
     park_latch_t *l = ((struct wait_ctx *)ctx)->l;
     if (!more) /* c|W -> c; relaxed: W changes only under the bucket lock */
-        __atomic_fetch_and(&l->state_, ~W, __ATOMIC_RELAXED);
+        __atomic_fetch_and(&l->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
 static const park__wait_ops_t wait_ops = {
@@ -159,7 +159,7 @@ static void down_decide(struct down_ctx *d)
         return;
     }
     d->release = d->n == c;
-    d->next = d->release ? 0u : (c - d->n) | W;
+    d->next = d->release ? 0u : (c - d->n) | WAITERS;
 }
 
 static unsigned down_select(void *ctx, park__waiter_t *w)
@@ -206,7 +206,7 @@ int park__latch_count_down_slow(park_latch_t *l, uint32_t n)
 {
     /* relaxed: only chooses the path; the CAS or the bucket lock decides. */
     uint32_t v = __atomic_load_n(&l->state_, __ATOMIC_RELAXED);
-    if (!(v & W))
+    if (!(v & WAITERS))
         return n > (v & COUNT) ? EINVAL : park_latch_count_down(l, n);
     struct down_ctx d = {.l = l, .n = n};
     park__unpark(l, down_select, down_finish, &d);
