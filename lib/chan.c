@@ -54,17 +54,17 @@
 #include "wait/lock.h"
 #include "wait/spin.h"
 
-#define FREE(pos) (2 * (pos))                /* cell sequence: free for the send at pos */
-#define FULL(pos) (2 * (pos) + 1)            /* cell sequence: holds the item of pos */
-#define CELLS_PER_LINE (64 / sizeof(cell_t)) /* cells on one cache line */
-#define SLIP_MAX 64                          /* room_soon waits for at most this much room */
+#define FREE(pos) (2 * (pos))     /* cell sequence: free for the send at pos */
+#define FULL(pos) (2 * (pos) + 1) /* cell sequence: holds the item of pos */
+#define CELLS_PER_LINE (64 / sizeof(park__chan_cell_t)) /* cells on one cache line */
+#define SLIP_MAX 64 /* room_soon waits for at most this much room */
 
 /* A power-of-two capacity (the usual one) masks instead of dividing: a
  * 64-bit division costs more than the rest of an uncontended operation's
  * arithmetic, and every operation indexes twice. */
-static cell_t *cell_of(park_chan_t *ch, uint64_t pos)
+static park__chan_cell_t *cell_of(park_chan_t *ch, uint64_t pos)
 {
-    return &ch->cells[ch->mask != NO_MASK ? pos & ch->mask : pos % ch->cap];
+    return &ch->cells[ch->mask != PARK__CHAN_NO_MASK ? pos & ch->mask : pos % ch->cap];
 }
 
 /* For a cell mid-operation: its owner is between two steps of a few
@@ -94,7 +94,7 @@ static unsigned waiters_hint(park_chan_t *ch)
  * (docs/design/chan.md, Tuning). */
 static inline void put(park_chan_t *ch, uint64_t pos, void *item)
 {
-    cell_t *c = cell_of(ch, pos);
+    park__chan_cell_t *c = cell_of(ch, pos);
     /* acquire: pairs with the release store in take (the old item's reader
      * is done with the cell). */
     for (park__spin_t spin = cell_spin();
@@ -108,7 +108,7 @@ static inline void put(park_chan_t *ch, uint64_t pos, void *item)
 /* Reads the item of reserved position pos, once it is written. */
 static inline void *take(park_chan_t *ch, uint64_t pos)
 {
-    cell_t *c = cell_of(ch, pos);
+    park__chan_cell_t *c = cell_of(ch, pos);
     /* acquire: pairs with the release store in put. */
     for (park__spin_t spin = cell_spin();
          atomic_load_explicit(&c->seq, memory_order_acquire) != FULL(pos);)
@@ -125,21 +125,21 @@ int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool exact
     /* relaxed: a guess, checked by the CAS. */
     uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
     for (;;) {
-        if (t & CLOSED & ~allow)
-            return RING_CLOSED;
-        if (waiters_hint(ch) & SWAIT)
-            return RING_BLOCKED;
-        uint64_t pos = POS(t);
+        if (t & PARK__CHAN_CLOSED & ~allow)
+            return PARK__CHAN_RING_CLOSED;
+        if (waiters_hint(ch) & PARK__CHAN_SWAIT)
+            return PARK__CHAN_RING_BLOCKED;
+        uint64_t pos = PARK__CHAN_POS(t);
         /* acquire: as in put. */
         uint64_t seq = atomic_load_explicit(&cell_of(ch, pos)->seq, memory_order_acquire);
         if (seq == FREE(pos)) {
             /* try send (t, c) -> (t+1, c). seq_cst: announces the item
              * before RWAIT is read; pairs with recv_validate. */
-            if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + ONE, memory_order_seq_cst,
-                                                      memory_order_relaxed)) {
+            if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + PARK__CHAN_ONE,
+                                                      memory_order_seq_cst, memory_order_relaxed)) {
                 /* Read before the item is handed over (rule 9: a receiver
                  * may destroy the channel once it has the item). */
-                *kick = waiting(ch, RWAIT);
+                *kick = waiting(ch, PARK__CHAN_RWAIT);
                 /* A blocking send asks for the next line of cells for
                  * writing while it writes this one: having waited for half
                  * of a full ring (room_soon), it is lines behind the
@@ -150,7 +150,7 @@ int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool exact
                 if (!exact && ch->slip + 1 >= 4 * CELLS_PER_LINE)
                     __builtin_prefetch(cell_of(ch, pos + CELLS_PER_LINE), 1);
                 put(ch, pos, item);
-                return RING_DONE;
+                return PARK__CHAN_RING_DONE;
             }
             continue;
         }
@@ -161,13 +161,13 @@ int park__chan_ring_push(park_chan_t *ch, void *item, uint64_t allow, bool exact
              * for more room anyway; its last try before a timeout, and
              * send_validate, are exact). */
             if (!exact)
-                return RING_NONE;
+                return PARK__CHAN_RING_NONE;
             /* relaxed: a snapshot, the answer of a try_send or of a
              * blocking send's last try; a give-back re-checks under the
              * senders' lock. */
             uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
             if (h + ch->cap <= pos)
-                return RING_NONE;
+                return PARK__CHAN_RING_NONE;
             park__spin_forever(&spin);
         }
         /* relaxed: as above. */
@@ -184,8 +184,8 @@ static int ring_pop(park_chan_t *ch, void **item, bool *kick)
     /* relaxed: a guess, checked by the CAS. */
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
     for (;;) {
-        if (waiters_hint(ch) & RWAIT)
-            return RING_BLOCKED;
+        if (waiters_hint(ch) & PARK__CHAN_RWAIT)
+            return PARK__CHAN_RING_BLOCKED;
         /* acquire: as in take. */
         uint64_t seq = atomic_load_explicit(&cell_of(ch, h)->seq, memory_order_acquire);
         if (seq == FULL(h)) {
@@ -195,9 +195,9 @@ static int ring_pop(park_chan_t *ch, void **item, bool *kick)
                                                       memory_order_relaxed)) {
                 /* Read before the slot is handed over, as in
                  * park__chan_ring_push. */
-                *kick = waiting(ch, SWAIT);
+                *kick = waiting(ch, PARK__CHAN_SWAIT);
                 *item = take(ch, h);
-                return RING_DONE;
+                return PARK__CHAN_RING_DONE;
             }
             continue;
         }
@@ -207,8 +207,8 @@ static int ring_pop(park_chan_t *ch, void **item, bool *kick)
              * before, was h then and has not passed tail); a blocking
              * receive re-checks in recv_validate. */
             uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
-            if (POS(t) <= h)
-                return t & CLOSED ? RING_CLOSED : RING_NONE;
+            if (PARK__CHAN_POS(t) <= h)
+                return t & PARK__CHAN_CLOSED ? PARK__CHAN_RING_CLOSED : PARK__CHAN_RING_NONE;
             park__spin_forever(&spin);
         }
         /* relaxed: as above. */
@@ -225,18 +225,18 @@ static bool reserve_owned(park_chan_t *ch, uint64_t allow, uint64_t *pos)
      * full. */
     uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
     for (;;) {
-        if (t & CLOSED & ~allow)
+        if (t & PARK__CHAN_CLOSED & ~allow)
             return false;
         /* seq_cst: after SWAIT was set; pairs with the CAS in ring_pop.
          * Signed: head may have passed a stale t. */
         uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
-        if ((int64_t)(POS(t) - h) >= (int64_t)ch->cap)
+        if ((int64_t)(PARK__CHAN_POS(t) - h) >= (int64_t)ch->cap)
             return false;
         /* kick sender, send validates, give back: (t, c) -> (t+1, c).
          * seq_cst: as in park__chan_ring_push. */
-        if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + ONE, memory_order_seq_cst,
-                                                  memory_order_relaxed)) {
-            *pos = POS(t);
+        if (atomic_compare_exchange_weak_explicit(&ch->tail, &t, t + PARK__CHAN_ONE,
+                                                  memory_order_seq_cst, memory_order_relaxed)) {
+            *pos = PARK__CHAN_POS(t);
             return true;
         }
     }
@@ -253,7 +253,7 @@ static bool claim_owned(park_chan_t *ch, uint64_t *pos)
         /* seq_cst: after RWAIT was set; pairs with the CAS in
          * park__chan_ring_push. */
         uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
-        if (POS(t) <= h)
+        if (PARK__CHAN_POS(t) <= h)
             return false;
         /* kick receiver, recv validates: h -> h+1. seq_cst: as in
          * ring_pop. */
@@ -292,7 +292,7 @@ static bool pop_owned(park_chan_t *ch, void **item)
 static bool has_item(park_chan_t *ch)
 {
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
-    return POS(atomic_load_explicit(&ch->tail, memory_order_seq_cst)) > h;
+    return PARK__CHAN_POS(atomic_load_explicit(&ch->tail, memory_order_seq_cst)) > h;
 }
 
 /* Senders' lock held: a position is free. seq_cst: as in reserve_owned. */
@@ -300,26 +300,26 @@ static bool has_room(park_chan_t *ch)
 {
     uint64_t t = atomic_load_explicit(&ch->tail, memory_order_seq_cst);
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_seq_cst);
-    return (int64_t)(POS(t) - h) < (int64_t)ch->cap;
+    return (int64_t)(PARK__CHAN_POS(t) - h) < (int64_t)ch->cap;
 }
 
 struct kick {
     park_chan_t *ch;
-    bool closing;          /* grant every waiter: an item, or EPIPE */
-    bool drained;          /* the given-back list was moved first */
-    bool seen;             /* a waiter was shown */
-    size_t moved;          /* positions the kicker moved and must follow up */
-    park__waiter_t *baton; /* the thread granted: it follows up itself */
-    bool other;            /* the other side has waiters to kick now */
-    bool again;            /* this side has waiters and work for them still */
-    given_t *freed;        /* list nodes to free after the lock */
+    bool closing;              /* grant every waiter: an item, or EPIPE */
+    bool drained;              /* the given-back list was moved first */
+    bool seen;                 /* a waiter was shown */
+    size_t moved;              /* positions the kicker moved and must follow up */
+    park__waiter_t *baton;     /* the thread granted: it follows up itself */
+    bool other;                /* the other side has waiters to kick now */
+    bool again;                /* this side has waiters and work for them still */
+    park__chan_given_t *freed; /* list nodes to free after the lock */
 };
 
-size_t park__chan_drain_given(park_chan_t *ch, given_t **freed)
+size_t park__chan_drain_given(park_chan_t *ch, park__chan_given_t **freed)
 {
     size_t moved = 0;
-    while (ch->given && push_owned(ch, ch->given->item, CLOSED)) {
-        given_t *g = ch->given;
+    while (ch->given && push_owned(ch, ch->given->item, PARK__CHAN_CLOSED)) {
+        park__chan_given_t *g = ch->given;
         ch->given = g->next;
         g->next = *freed;
         *freed = g;
@@ -393,7 +393,7 @@ static void kick_receivers_done(void *ctx, bool more)
     if (k->seen && !more)
         clear_rwait(k->ch);
     /* Before the receivers are woken (they may destroy the channel). */
-    follow_up(k, more, SWAIT, has_item);
+    follow_up(k, more, PARK__CHAN_SWAIT, has_item);
 }
 
 /* The oldest sender's item goes in, after the given-back items; a thread
@@ -423,13 +423,13 @@ static void kick_senders_done(void *ctx, bool more)
         drain_given(k);
     if (!more && !k->ch->given)
         clear_swait(k->ch);
-    follow_up(k, more, RWAIT, has_room);
+    follow_up(k, more, PARK__CHAN_RWAIT, has_room);
 }
 
-void park__chan_free_given(given_t *g)
+void park__chan_free_given(park__chan_given_t *g)
 {
     while (g) {
-        given_t *next = g->next;
+        park__chan_given_t *next = g->next;
         free(g);
         g = next;
     }
@@ -491,29 +491,29 @@ void park__chan_settle(park_chan_t *ch, bool receivers, bool senders)
  * / see the channel closed and empty (false, with the verdict). */
 static bool recv_validate(void *ctx)
 {
-    struct op *op = ctx;
+    struct park__chan_op *op = ctx;
     park_chan_t *ch = op->ch;
     /* relaxed: RWAIT changes only under this lock. */
-    if (atomic_load_explicit(&ch->waiters, memory_order_relaxed) & RWAIT)
+    if (atomic_load_explicit(&ch->waiters, memory_order_relaxed) & PARK__CHAN_RWAIT)
         return true; /* older receivers are queued: get in line */
     /* recv queues: waiters |= RWAIT. seq_cst: pairs with the CAS in
      * park__chan_ring_push and the RWAIT read after it (waiting). */
-    atomic_fetch_or_explicit(&ch->waiters, RWAIT, memory_order_seq_cst);
+    atomic_fetch_or_explicit(&ch->waiters, PARK__CHAN_RWAIT, memory_order_seq_cst);
     uint64_t pos;
     if (claim_owned(ch, &pos)) {
         /* recv validates: nobody else is queued, so the flag goes again.
          * SWAIT is read before the slot is handed over, as in ring_pop. */
-        op->kick = waiting(ch, SWAIT);
+        op->kick = waiting(ch, PARK__CHAN_SWAIT);
         clear_rwait(ch);
         op->item = take(ch, pos);
-        op->verdict = V_DONE;
+        op->verdict = PARK__CHAN_V_DONE;
         return false;
     }
     /* relaxed: close sets CLOSED before it takes this lock to kick the
      * receivers, so either this sees it or that kick sees this waiter. */
-    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED) {
+    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & PARK__CHAN_CLOSED) {
         clear_rwait(ch);
-        op->verdict = V_CLOSED;
+        op->verdict = PARK__CHAN_V_CLOSED;
         return false;
     }
     return true;
@@ -521,7 +521,7 @@ static bool recv_validate(void *ctx)
 
 static void recv_removed(void *ctx, bool more)
 {
-    struct op *op = ctx;
+    struct park__chan_op *op = ctx;
     if (!more)
         clear_rwait(op->ch);
 }
@@ -530,34 +530,34 @@ static void recv_removed(void *ctx, bool more)
  * after all / see the channel closed (false, with the verdict). */
 static bool send_validate(void *ctx)
 {
-    struct op *op = ctx;
+    struct park__chan_op *op = ctx;
     park_chan_t *ch = op->ch;
     /* relaxed: as in recv_validate (close kicks the senders under this
      * lock after setting CLOSED). */
-    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED) {
-        op->verdict = V_CLOSED;
+    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & PARK__CHAN_CLOSED) {
+        op->verdict = PARK__CHAN_V_CLOSED;
         return false;
     }
     /* relaxed: SWAIT changes only under this lock. */
-    if (atomic_load_explicit(&ch->waiters, memory_order_relaxed) & SWAIT)
+    if (atomic_load_explicit(&ch->waiters, memory_order_relaxed) & PARK__CHAN_SWAIT)
         return true; /* older senders are queued: get in line */
     /* send queues: waiters |= SWAIT. seq_cst: pairs with the CAS in
      * ring_pop and the SWAIT read after it (waiting). */
-    atomic_fetch_or_explicit(&ch->waiters, SWAIT, memory_order_seq_cst);
+    atomic_fetch_or_explicit(&ch->waiters, PARK__CHAN_SWAIT, memory_order_seq_cst);
     uint64_t pos;
     if (reserve_owned(ch, 0, &pos)) {
         /* send validates: as in recv_validate (the list is empty, since
          * SWAIT was clear). */
-        op->kick = waiting(ch, RWAIT);
+        op->kick = waiting(ch, PARK__CHAN_RWAIT);
         clear_swait(ch);
         put(ch, pos, op->item);
-        op->verdict = V_DONE;
+        op->verdict = PARK__CHAN_V_DONE;
         return false;
     }
     /* relaxed: as above. */
-    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED) {
+    if (atomic_load_explicit(&ch->tail, memory_order_relaxed) & PARK__CHAN_CLOSED) {
         clear_swait(ch);
-        op->verdict = V_CLOSED;
+        op->verdict = PARK__CHAN_V_CLOSED;
         return false;
     }
     return true;
@@ -565,7 +565,7 @@ static bool send_validate(void *ctx)
 
 static void send_removed(void *ctx, bool more)
 {
-    struct op *op = ctx;
+    struct park__chan_op *op = ctx;
     if (!more && !op->ch->given)
         clear_swait(op->ch);
 }
@@ -593,9 +593,9 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
 {
     if (capacity == 0)
         return EINVAL;
-    if (capacity > (SIZE_MAX - sizeof(park_chan_t)) / sizeof(cell_t) - 64)
+    if (capacity > (SIZE_MAX - sizeof(park_chan_t)) / sizeof(park__chan_cell_t) - 64)
         return ENOMEM;
-    size_t size = sizeof(park_chan_t) + capacity * sizeof(cell_t);
+    size_t size = sizeof(park_chan_t) + capacity * sizeof(park__chan_cell_t);
     park_chan_t *c = aligned_alloc(64, (size + 63) & ~(size_t)63);
     if (!c)
         return ENOMEM;
@@ -605,7 +605,7 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
     atomic_init(&c->adapt[0], PARK__ADAPT_MIN);
     atomic_init(&c->adapt[1], PARK__ADAPT_MIN);
     c->cap = capacity;
-    c->mask = (capacity & (capacity - 1)) == 0 ? capacity - 1 : NO_MASK;
+    c->mask = (capacity & (capacity - 1)) == 0 ? capacity - 1 : PARK__CHAN_NO_MASK;
     /* room_soon: half the ring, at most SLIP_MAX items. */
     size_t room = capacity / 2 < SLIP_MAX ? capacity / 2 : SLIP_MAX;
     c->slip = room > 0 ? room - 1 : 0;
@@ -644,11 +644,11 @@ static inline int send_try(park_chan_t *ch, void *item, bool exact)
 {
     bool kick;
     switch (park__chan_ring_push(ch, item, 0, exact, &kick)) {
-    case RING_DONE:
+    case PARK__CHAN_RING_DONE:
         if (kick) /* without waiters (the usual case), no call */
             park__chan_settle(ch, true, false);
         return 0;
-    case RING_CLOSED:
+    case PARK__CHAN_RING_CLOSED:
         return EPIPE;
     default:
         return EAGAIN; /* full, or senders are queued ahead */
@@ -660,23 +660,23 @@ static int recv_try(park_chan_t *ch, void **item)
     for (;;) {
         bool kick;
         int r = ring_pop(ch, item, &kick);
-        if (r == RING_DONE) {
+        if (r == PARK__CHAN_RING_DONE) {
             if (kick)
                 park__chan_settle(ch, false, true);
             return 0;
         }
-        if (r == RING_BLOCKED)
+        if (r == PARK__CHAN_RING_BLOCKED)
             return EAGAIN; /* receivers are queued ahead */
         /* Empty while senders wait (their kicks are on the way) or items
          * given back are listed: pull them in rather than fail. The flag
          * is a hint; the kick decides under the lock. */
         struct kick k;
-        if ((waiters_hint(ch) & SWAIT) && kick_senders(ch, false, &k)) {
+        if ((waiters_hint(ch) & PARK__CHAN_SWAIT) && kick_senders(ch, false, &k)) {
             if (!k.baton)
                 park__chan_settle(ch, k.other, k.again);
             continue;
         }
-        return r == RING_CLOSED ? EPIPE : EAGAIN;
+        return r == PARK__CHAN_RING_CLOSED ? EPIPE : EAGAIN;
     }
 }
 
@@ -705,8 +705,8 @@ static bool room_soon(park_chan_t *ch, park__spin_t *spin)
 {
     /* relaxed: a guess; the next try checks. */
     uint64_t t = atomic_load_explicit(&ch->tail, memory_order_relaxed);
-    uint64_t pos = POS(t) + ch->slip;
-    const cell_t *c = cell_of(ch, pos);
+    uint64_t pos = PARK__CHAN_POS(t) + ch->slip;
+    const park__chan_cell_t *c = cell_of(ch, pos);
     for (;;) {
         if (!park__spin(spin))
             return false;
@@ -716,8 +716,8 @@ static bool room_soon(park_chan_t *ch, park__spin_t *spin)
             return true;
         /* relaxed: a close or queued senders end the wait; the try sees
          * them. */
-        if ((atomic_load_explicit(&ch->tail, memory_order_relaxed) & CLOSED) ||
-            (waiters_hint(ch) & SWAIT))
+        if ((atomic_load_explicit(&ch->tail, memory_order_relaxed) & PARK__CHAN_CLOSED) ||
+            (waiters_hint(ch) & PARK__CHAN_SWAIT))
             return true;
     }
 }
@@ -772,7 +772,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             int err = send_try(ch, item, false);
             if (err != EAGAIN)
                 return err;
-            if (waiters_hint(ch) & SWAIT)
+            if (waiters_hint(ch) & PARK__CHAN_SWAIT)
                 break; /* senders are queued: no use spinning behind them */
             if (due_already(deadline, &checked))
                 break;
@@ -785,7 +785,7 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
             int err = send_try(ch, item, true);
             return err == EAGAIN ? ETIMEDOUT : err;
         }
-        struct op op = {.ch = ch, .item = item};
+        struct park__chan_op op = {.ch = ch, .item = item};
         park__waiter_t w;
         waiter_init(&w, (uintptr_t)item, ch, 1);
         switch (park__wait(skey(ch), &w, 0, &park__chan_send_wait_ops, &op, deadline)) {
@@ -802,11 +802,11 @@ int park_chan_send_until(park_chan_t *ch, void *item, park_time_t deadline)
         default:
             break;
         }
-        if (op.verdict == V_DONE) {
+        if (op.verdict == PARK__CHAN_V_DONE) {
             park__chan_settle(ch, op.kick, false);
             return 0;
         }
-        if (op.verdict == V_CLOSED)
+        if (op.verdict == PARK__CHAN_V_CLOSED)
             return EPIPE;
     }
 }
@@ -825,14 +825,14 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
             int err = recv_try(ch, item);
             if (err != EAGAIN)
                 return err;
-            if (waiters_hint(ch) & RWAIT)
+            if (waiters_hint(ch) & PARK__CHAN_RWAIT)
                 break; /* receivers are queued: no use spinning behind them */
             if (due_already(deadline, &checked))
                 break;
         } while (park__spin(&spin));
         if (park__deadline_passed(deadline))
             return ETIMEDOUT;
-        struct op op = {.ch = ch};
+        struct park__chan_op op = {.ch = ch};
         park__waiter_t w;
         waiter_init(&w, (uintptr_t)&op.item, ch, 0);
         switch (park__wait(rkey(ch), &w, 0, &park__chan_recv_wait_ops, &op, deadline)) {
@@ -847,12 +847,12 @@ int park_chan_recv_until(park_chan_t *ch, void **item, park_time_t deadline)
         default:
             break;
         }
-        if (op.verdict == V_DONE) {
+        if (op.verdict == PARK__CHAN_V_DONE) {
             *item = op.item;
             park__chan_settle(ch, false, op.kick);
             return 0;
         }
-        if (op.verdict == V_CLOSED)
+        if (op.verdict == PARK__CHAN_V_CLOSED)
             return EPIPE;
     }
 }
@@ -866,7 +866,7 @@ void park_chan_close(park_chan_t *ch)
 {
     /* close (t, 0) -> (t, CLOSED). seq_cst: a validate that runs after
      * the kicks below sees it. */
-    atomic_fetch_or_explicit(&ch->tail, CLOSED, memory_order_seq_cst);
+    atomic_fetch_or_explicit(&ch->tail, PARK__CHAN_CLOSED, memory_order_seq_cst);
     struct kick s, r;
     kick_senders(ch, true, &s);
     kick_receivers(ch, true, &r);

@@ -18,16 +18,16 @@
 #include "chan_impl.h"
 #include "wait/spin.h"
 
-_Static_assert(sizeof(struct op) <= PARK__ACQ_CTX_SIZE, "an op fits an acquisition");
+_Static_assert(sizeof(struct park__chan_op) <= PARK__ACQ_CTX_SIZE, "an op fits an acquisition");
 
 /* ---- given-back items ---------------------------------------------------------- */
 
 struct give {
     park_chan_t *ch;
-    given_t *node;
+    park__chan_given_t *node;
     bool listed; /* the node went onto the list */
     bool kick;   /* receivers are queued */
-    given_t *freed;
+    park__chan_given_t *freed;
 };
 
 static unsigned give_select(void *ctx, park__waiter_t *w)
@@ -44,7 +44,8 @@ static void give_finish(void *ctx, bool more)
     park_chan_t *ch = g->ch;
     /* park__chan_ring_push reads SWAIT, which changes only under this
      * lock. */
-    if (park__chan_ring_push(ch, g->node->item, CLOSED, true, &g->kick) == RING_DONE)
+    if (park__chan_ring_push(ch, g->node->item, PARK__CHAN_CLOSED, true, &g->kick) ==
+        PARK__CHAN_RING_DONE)
         return;
     g->node->next = NULL;
     if (ch->given)
@@ -56,11 +57,11 @@ static void give_finish(void *ctx, bool more)
     /* give back: waiters |= SWAIT, the list counts as a queued sender.
      * seq_cst: pairs with the CAS in ring_pop (lib/chan.c), as in
      * send_validate. */
-    atomic_fetch_or_explicit(&ch->waiters, SWAIT, memory_order_seq_cst);
+    atomic_fetch_or_explicit(&ch->waiters, PARK__CHAN_SWAIT, memory_order_seq_cst);
     size_t moved = park__chan_drain_given(ch, &g->freed);
     if (!more && !ch->given)
         clear_swait(ch);
-    g->kick = moved && waiting(ch, RWAIT);
+    g->kick = moved && waiting(ch, PARK__CHAN_RWAIT);
 }
 
 /* Puts an item taken out of ch back in at the end, beyond the capacity if
@@ -68,13 +69,13 @@ static void give_finish(void *ctx, bool more)
 static void give_back_item(park_chan_t *ch, void *item)
 {
     bool kick;
-    if (park__chan_ring_push(ch, item, CLOSED, true, &kick) == RING_DONE) {
+    if (park__chan_ring_push(ch, item, PARK__CHAN_CLOSED, true, &kick) == PARK__CHAN_RING_DONE) {
         park__chan_settle(ch, kick, false);
         return;
     }
     /* Allocated before the lock; without memory the item would be lost, so
      * wait for some, yielding (there is nothing to sleep on). */
-    given_t *node;
+    park__chan_given_t *node;
     for (park__spin_t spin = park__spin_init(0, 0); !(node = malloc(sizeof *node));)
         park__spin_forever(&spin);
     node->item = item;
@@ -97,12 +98,12 @@ static int acq_outcome(void *ctx, park__waiter_t *w)
 static void *recv_granted(void *ctx, park__waiter_t *w)
 {
     (void)w;
-    return ((struct op *)ctx)->item;
+    return ((struct park__chan_op *)ctx)->item;
 }
 
 static void recv_give_back(void *ctx, park__waiter_t *w)
 {
-    struct op *op = ctx;
+    struct park__chan_op *op = ctx;
     (void)w;
     give_back_item(op->ch, op->item);
 }
@@ -140,21 +141,21 @@ park_task_t *park_chan_recv_async(park_chan_t *ch, park_pool_t *pool)
     park_task_t *t = park__acq_new(pool, &recv_acq_ops, rkey(ch), 0);
     if (!t)
         return NULL;
-    struct op *op = park__acq_ctx(t);
+    struct park__chan_op *op = park__acq_ctx(t);
     op->ch = ch;
     park__acq_waiter(t)->want = (uintptr_t)&op->item;
     for (;;) {
         int err = park_chan_try_recv(ch, &op->item);
         if (err != EAGAIN)
             return grant_now(t, err);
-        op->verdict = V_NONE;
+        op->verdict = PARK__CHAN_V_NONE;
         if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
             return t;
-        if (op->verdict == V_DONE) {
+        if (op->verdict == PARK__CHAN_V_DONE) {
             park__chan_settle(ch, false, op->kick);
             return grant_now(t, 0);
         }
-        if (op->verdict == V_CLOSED)
+        if (op->verdict == PARK__CHAN_V_CLOSED)
             return grant_now(t, EPIPE);
     }
 }
@@ -169,17 +170,17 @@ park_task_t *park_chan_send_async(park_chan_t *ch, park_pool_t *pool, void *item
                 t = park__acq_new(pool, &send_acq_ops, skey(ch), (uintptr_t)item);
                 if (!t)
                     return NULL;
-                struct op *op = park__acq_ctx(t);
+                struct park__chan_op *op = park__acq_ctx(t);
                 op->ch = ch;
                 op->item = item;
             }
-            struct op *op = park__acq_ctx(t);
-            op->verdict = V_NONE;
+            struct park__chan_op *op = park__acq_ctx(t);
+            op->verdict = PARK__CHAN_V_NONE;
             if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
                 return t;
-            if (op->verdict == V_NONE)
+            if (op->verdict == PARK__CHAN_V_NONE)
                 continue;
-            err = op->verdict == V_DONE ? 0 : EPIPE;
+            err = op->verdict == PARK__CHAN_V_DONE ? 0 : EPIPE;
             if (err == 0)
                 park__chan_settle(ch, op->kick, false);
         }

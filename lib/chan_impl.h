@@ -11,25 +11,25 @@
 #include "wait/lock.h"
 #include "wait/wait.h"
 
-#define CLOSED 1u /* tail: closed */
-#define ONE 2u    /* tail: one position */
-#define POS(tail) ((tail) >> 1)
+#define PARK__CHAN_CLOSED 1u /* tail: closed */
+#define PARK__CHAN_ONE 2u    /* tail: one position */
+#define PARK__CHAN_POS(tail) ((tail) >> 1)
 
-#define NO_MASK UINT64_MAX /* mask: cap is no power of two */
+#define PARK__CHAN_NO_MASK UINT64_MAX /* mask: cap is no power of two */
 
-#define RWAIT 1u /* waiters: receivers queued */
-#define SWAIT 2u /* waiters: senders queued, or given-back items listed */
+#define PARK__CHAN_RWAIT 1u /* waiters: receivers queued */
+#define PARK__CHAN_SWAIT 2u /* waiters: senders queued, or given-back items listed */
 
-typedef struct cell {
+typedef struct park__chan_cell {
     _Atomic uint64_t seq;
     void *item;
-} cell_t;
+} park__chan_cell_t;
 
 /* An item a dropped receive task gave back while the ring was full. */
-typedef struct given {
-    struct given *next;
+typedef struct park__chan_given {
+    struct park__chan_given *next;
     void *item;
-} given_t;
+} park__chan_given_t;
 
 struct park_chan {
     _Alignas(64) _Atomic uint64_t tail;
@@ -40,17 +40,17 @@ struct park_chan {
      * only after a sleep. */
     _Atomic uint8_t adapt[2];
     _Alignas(64) uint64_t cap;
-    uint64_t mask;               /* cap - 1 if cap is a power of two, else NO_MASK */
-    uint64_t slip;               /* a blocked send's room to wait for, less 1 (chan.c) */
-    given_t *given, *given_last; /* the senders' bucket lock guards them */
+    uint64_t mask;                          /* cap - 1 if cap is a power of two, else NO_MASK */
+    uint64_t slip;                          /* a blocked send's room to wait for, less 1 (chan.c) */
+    park__chan_given_t *given, *given_last; /* the senders' bucket lock guards them */
 #ifdef PARK_DEBUG
     park__live_t live; /* in the set of live channels (chan.c) */
 #endif
-    _Alignas(64) cell_t cells[];
+    _Alignas(64) park__chan_cell_t cells[];
 };
 
 /* What a waiter or an acquisition carries (the waiter's ctx). */
-struct op {
+struct park__chan_op {
     park_chan_t *ch;
     void *item;  /* send: the item; recv: where a granted item lands */
     int verdict; /* set by validate when it did not enqueue */
@@ -68,10 +68,15 @@ struct op {
 #define PARK__CHAN_MORE ((uintptr_t)1 << 18)
 
 /* op.verdict */
-enum { V_NONE, V_DONE, V_CLOSED };
+enum { PARK__CHAN_V_NONE, PARK__CHAN_V_DONE, PARK__CHAN_V_CLOSED };
 
 /* What a lock-free ring operation did. */
-enum { RING_DONE, RING_NONE, RING_CLOSED, RING_BLOCKED };
+enum {
+    PARK__CHAN_RING_DONE,
+    PARK__CHAN_RING_NONE,
+    PARK__CHAN_RING_CLOSED,
+    PARK__CHAN_RING_BLOCKED
+};
 
 /* The wait-queue keys of the receivers and of the senders. */
 static inline const void *rkey(park_chan_t *ch)
@@ -99,13 +104,13 @@ static inline bool waiting(park_chan_t *ch, unsigned flag)
 static inline void clear_rwait(park_chan_t *ch)
 {
     /* last receiver leaves: waiters &= ~RWAIT */
-    atomic_fetch_and_explicit(&ch->waiters, ~RWAIT, memory_order_relaxed);
+    atomic_fetch_and_explicit(&ch->waiters, ~PARK__CHAN_RWAIT, memory_order_relaxed);
 }
 
 static inline void clear_swait(park_chan_t *ch)
 {
     /* last sender leaves: waiters &= ~SWAIT */
-    atomic_fetch_and_explicit(&ch->waiters, ~SWAIT, memory_order_relaxed);
+    atomic_fetch_and_explicit(&ch->waiters, ~PARK__CHAN_SWAIT, memory_order_relaxed);
 }
 
 /* Appends item without a lock unless senders are queued (or tail carries
@@ -123,12 +128,12 @@ void park__chan_settle(park_chan_t *ch, bool receivers, bool senders);
 /* Senders' lock held, SWAIT set: moves given-back items into the ring
  * while there is room, their nodes onto *freed (to free after the lock);
  * how many moved. */
-size_t park__chan_drain_given(park_chan_t *ch, given_t **freed);
+size_t park__chan_drain_given(park_chan_t *ch, park__chan_given_t **freed);
 
-void park__chan_free_given(given_t *g);
+void park__chan_free_given(park__chan_given_t *g);
 
 /* The callbacks of queued receivers and senders, thread or task (ctx: a
- * struct op). */
+ * struct park__chan_op). */
 extern const park__wait_ops_t park__chan_recv_wait_ops;
 extern const park__wait_ops_t park__chan_send_wait_ops;
 

@@ -466,7 +466,7 @@ TEST(chan_send_until_past_deadline_on_a_full_channel_times_out_and_sends_nothing
 
 static void *finish_read_later(void *arg)
 {
-    cell_t *c = arg;
+    park__chan_cell_t *c = arg;
     test_sleep_ns(5 * MS); /* choreography: the send finds the cell being read */
     /* The read's end (take in lib/chan.c): the cell is free for pos + cap,
      * with capacity 64 and pos 0. */
