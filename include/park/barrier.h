@@ -36,7 +36,6 @@
 #define PARK_BARRIER_H
 
 #include <park/common.h>
-#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -132,7 +131,7 @@ PARK__INLINE void park_latch_wait(park_latch_t *l)
 {
     if (PARK__LIKELY(park_latch_try_wait(l)))
         return;
-    (void)park__latch_wait_slow(l, (park_time_t)UINT64_MAX);
+    (void)park__latch_wait_slow(l, PARK_FOREVER);
 }
 
 /* park_latch_wait, giving up at the absolute deadline (CLOCK_MONOTONIC

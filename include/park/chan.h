@@ -26,8 +26,6 @@
 #define PARK_CHAN_H
 
 #include <park/common.h>
-#include <park/pool.h>
-#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS

@@ -40,7 +40,6 @@
 #define PARK_EVENT_H
 
 #include <park/common.h>
-#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -142,7 +141,7 @@ PARK__INLINE void park_event_wait(park_event_t *e)
 {
     if (PARK__LIKELY(park_event_try_wait(e)))
         return;
-    (void)park__event_wait_slow(e, (park_time_t)UINT64_MAX);
+    (void)park__event_wait_slow(e, PARK_FOREVER);
 }
 
 /* park_event_wait, giving up at the absolute deadline (CLOCK_MONOTONIC ns;

@@ -38,7 +38,6 @@
 #define PARK_SEM_H
 
 #include <park/common.h>
-#include <park/task.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -142,7 +141,7 @@ PARK__INLINE void park_sem_acquire(park_sem_t *s)
 {
     if (PARK__LIKELY(park_sem_try_acquire(s)))
         return;
-    (void)park__sem_acquire_slow(s, (park_time_t)UINT64_MAX);
+    (void)park__sem_acquire_slow(s, PARK_FOREVER);
 }
 
 /* Takes a permit, blocking until one is handed over or the absolute
