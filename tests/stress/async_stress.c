@@ -1,7 +1,7 @@
 /* tests/stress/async_stress.c: asynchronous acquisitions under many threads
  * and tasks, mixed with blocking callers.
  *
- * Oracles (TESTING.md): permits (a shared "inside" counter never exceeds
+ * Oracles (tests/TESTING.md): permits (a shared "inside" counter never exceeds
  * the semaphore's permits; at the end the count is the initial one),
  * mutual exclusion (plain increments inside the critical section; the
  * final total equals the holds counted by their takers) and reader/writer

@@ -319,7 +319,7 @@ TEST(rwlock_write_heavy_mix_excludes_at_4_threads)
     mix_run(4, 30, 40000);
 }
 
-/* TESTING.md: 32 threads of try-read/read/write (and the rest) for a while
+/* tests/TESTING.md: 32 threads of try-read/read/write (and the rest) for a while
  * never stall; the watchdog turns a stall into a failure. */
 TEST(rwlock_32_threads_of_every_call_never_stall)
 {

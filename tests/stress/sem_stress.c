@@ -283,7 +283,7 @@ TEST(sem_timeouts_racing_releases_lose_no_permit)
 
 /* ---- a binary semaphore as a lock ------------------------------------------ */
 
-/* TESTING.md asks for 10 threads x 10^5. The semaphore is strictly FIFO:
+/* tests/TESTING.md asks for 10 threads x 10^5. The semaphore is strictly FIFO:
  * once the threads contend, every release hands the permit to a parked
  * thread and the releaser queues behind it (a convoy), so each acquisition
  * costs a wake-up, and 10^6 of them take 15 to 30 s with TSan on 2 cores.
