@@ -358,6 +358,7 @@ void register_cond();
 void register_event();
 void register_barrier();
 void register_sem_many();
+void register_cpp();
 
 } // namespace bench
 
