@@ -1,5 +1,7 @@
-/* lib/pool/pool.c: workers, submission, idling, fork-join. Where work
- * lives and how a worker looks for it: docs/design/pool.md.
+/* lib/pool/pool.c: workers, submission, idling, and the joiners' wait.
+ * Where work lives and how a worker looks for it: docs/design/pool.md.
+ * Fork-join (park_join, park_parallel_for): lib/pool/forkjoin.c; what the
+ * two share: lib/pool/pool.h.
  *
  * Idling, one word (pool->idle): SLEEPERS in the low half, SEARCHERS (woken
  * workers that have not found work yet) in the high half; sleepers wait in
@@ -27,8 +29,9 @@
  * the two comes first: either the worker sees the item, or the producer
  * sees the sleeper (joiner) and wakes (kicks) it. A joiner re-reads
  * `kicked` under its latch's bucket lock before sleeping, so a kick is not
- * lost. Items pushed by park_join skip the producer's fence: a missed wake
- * there costs parallelism, never progress (the pusher pops its item back).
+ * lost. Items pushed by park_join (forkjoin.c) skip the producer's fence: a
+ * missed wake there costs parallelism, never progress (the pusher pops its
+ * item back).
  * Destroy: closing is set (seq_cst) before destroy looks at pool->idle;
  * the last worker to go to sleep reads closing after its increment, so
  * either destroy sees every worker asleep or that worker sets quiet. */
@@ -42,18 +45,15 @@
 #include "wait/spin.h"
 #include "wait/wait.h"
 
-#define SLEEPER 1u
-#define SEARCHER (1u << 16)
-#define SLEEPERS(v) ((v)&0xffffu)
-#define SEARCHERS(v) ((v) >> 16)
-
 #define MAX_THREADS 4096
 
-static _Thread_local park__worker_t *tls_worker;
+/* Local-dynamic here too: a definition without it resets the model
+ * (pool.h). */
+_Thread_local park__worker_t *park__pool_worker __attribute__((tls_model("local-dynamic")));
 
 park_pool_t *park_pool_current(void)
 {
-    return tls_worker ? tls_worker->pool : NULL;
+    return park__pool_worker ? park__pool_worker->pool : NULL;
 }
 
 unsigned park_pool_threads(const park_pool_t *pool)
@@ -153,7 +153,7 @@ static unsigned select_one(void *ctx, park__waiter_t *w)
     (void)w;
     /* Bucket locked: the sleeper becomes a searcher (its SEARCHER count was
      * added by notify). */
-    atomic_fetch_sub_explicit(&pool->idle, SLEEPER, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&pool->idle, PARK__POOL_SLEEPER, memory_order_relaxed);
     return PARK__SELECT_GRANT | PARK__SELECT_STOP;
 }
 
@@ -177,22 +177,19 @@ static void kick_joiner(park_pool_t *pool)
     }
 }
 
-/* Wakes one sleeper if nobody is searching already, or, with every worker
- * up, kicks a joiner. The caller has published its item by a seq_cst
- * operation (the producer's half). */
-static void notify(park_pool_t *pool)
+void park__pool_notify(park_pool_t *pool)
 {
     uint32_t v = atomic_load_explicit(&pool->idle, memory_order_seq_cst);
-    while (SLEEPERS(v) != 0 && SEARCHERS(v) == 0)
+    while (PARK__POOL_SLEEPERS(v) != 0 && PARK__POOL_SEARCHERS(v) == 0)
         /* (s, 0) -> (s, 1); relaxed: the unpark below takes the bucket lock. */
-        if (atomic_compare_exchange_weak_explicit(&pool->idle, &v, v + SEARCHER,
+        if (atomic_compare_exchange_weak_explicit(&pool->idle, &v, v + PARK__POOL_SEARCHER,
                                                   memory_order_relaxed, memory_order_relaxed)) {
             if (park__unpark(&pool->idle, select_one, NULL, pool) == 0)
-                atomic_fetch_sub_explicit(&pool->idle, SEARCHER, memory_order_relaxed);
+                atomic_fetch_sub_explicit(&pool->idle, PARK__POOL_SEARCHER, memory_order_relaxed);
             return;
         }
     /* seq_cst: the producer's half of the pair with a joiner. */
-    if (SLEEPERS(v) == 0 && SEARCHERS(v) == 0 &&
+    if (PARK__POOL_SLEEPERS(v) == 0 && PARK__POOL_SEARCHERS(v) == 0 &&
         atomic_load_explicit(&pool->joiners, memory_order_seq_cst) != 0)
         kick_joiner(pool);
 }
@@ -204,7 +201,7 @@ static void notify(park_pool_t *pool)
 static void notify_fenced(park_pool_t *pool)
 {
     atomic_fetch_add_explicit(&pool->idle, 0, memory_order_seq_cst);
-    notify(pool);
+    park__pool_notify(pool);
 }
 
 typedef struct sleep_ctx {
@@ -218,12 +215,13 @@ static bool sleep_validate(void *ctx)
     park_pool_t *pool = c->w->pool;
     /* seq_cst: the worker's half of the sleep/submit pair, and of the
      * pair with park_pool_destroy's store of closing. */
-    uint32_t v = atomic_fetch_add_explicit(&pool->idle, SLEEPER, memory_order_seq_cst) + SLEEPER;
+    uint32_t v = atomic_fetch_add_explicit(&pool->idle, PARK__POOL_SLEEPER, memory_order_seq_cst) +
+                 PARK__POOL_SLEEPER;
     if (work_visible(pool) || atomic_load_explicit(&pool->stop, memory_order_seq_cst)) {
-        atomic_fetch_sub_explicit(&pool->idle, SLEEPER, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&pool->idle, PARK__POOL_SLEEPER, memory_order_relaxed);
         return false;
     }
-    c->last = SLEEPERS(v) == pool->n && SEARCHERS(v) == 0 &&
+    c->last = PARK__POOL_SLEEPERS(v) == pool->n && PARK__POOL_SEARCHERS(v) == 0 &&
               atomic_load_explicit(&pool->closing, memory_order_seq_cst);
     return true;
 }
@@ -241,7 +239,7 @@ static void sleep_removed(void *ctx, bool more)
 {
     (void)more;
     park_pool_t *pool = ((sleep_ctx_t *)ctx)->w->pool;
-    atomic_fetch_sub_explicit(&pool->idle, SLEEPER, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&pool->idle, PARK__POOL_SLEEPER, memory_order_relaxed);
 }
 
 static const park__wait_ops_t sleep_ops = {
@@ -254,20 +252,13 @@ static void stop_searching(park__worker_t *w, bool found)
     if (!w->searching)
         return;
     w->searching = false;
-    uint32_t v = atomic_fetch_sub_explicit(&w->pool->idle, SEARCHER, memory_order_seq_cst);
-    if (found && SEARCHERS(v) == 1 && work_visible(w->pool))
-        notify(w->pool);
+    uint32_t v =
+        atomic_fetch_sub_explicit(&w->pool->idle, PARK__POOL_SEARCHER, memory_order_seq_cst);
+    if (found && PARK__POOL_SEARCHERS(v) == 1 && work_visible(w->pool))
+        park__pool_notify(w->pool);
 }
 
 /* ---- finding work ----------------------------------------------------- */
-
-/* Bumps a counter of the calling worker's own: a load and a store, not an
- * RMW (only the owner writes it; park_pool_stats reads it relaxed). */
-static void count(_Atomic uint64_t *c)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-}
 
 #define BATCH 16 /* submissions taken from a producer's ring at once */
 
@@ -322,7 +313,7 @@ static bool find_queued(park__worker_t *w, park__job_t *job)
             while ((r = park__deque_steal(&v->deque, job)) == PARK__STEAL_LOST)
                 park__spin_forever(&spin); /* another thief won: retry */
             if (r == PARK__STEAL_OK) {
-                count(&w->steals);
+                park__pool_count(&w->steals);
                 return true;
             }
         }
@@ -351,12 +342,6 @@ static bool find_work(park__worker_t *w, park__job_t *job)
     return true;
 }
 
-static void run_job(park__worker_t *w, const park__job_t *job)
-{
-    count(&w->executed);
-    job->fn(job->arg);
-}
-
 /* From a worker: runs one item of work if any is found; false if none. */
 static bool help(park__worker_t *w)
 {
@@ -364,7 +349,7 @@ static bool help(park__worker_t *w)
     if (!find_work(w, &job))
         return false;
     stop_searching(w, true);
-    run_job(w, &job);
+    park__pool_run_job(w, &job);
     return true;
 }
 
@@ -382,7 +367,7 @@ static park__ring_t *shared_ring(park_pool_t *pool)
  * for does not wait for the job. */
 static void lifo_flush(void)
 {
-    park__worker_t *w = tls_worker;
+    park__worker_t *w = park__pool_worker;
     if (!w || !w->lifo.fn)
         return;
     park__job_t job = w->lifo;
@@ -395,7 +380,7 @@ static void *worker_main(void *arg)
 {
     park__worker_t *w = arg;
     park_pool_t *pool = w->pool;
-    tls_worker = w;
+    park__pool_worker = w;
     park__wait_block_hook = lifo_flush;
     for (;;) {
         park__job_t job;
@@ -412,7 +397,7 @@ static void *worker_main(void *arg)
             ;
         if (found) {
             stop_searching(w, true);
-            run_job(w, &job);
+            park__pool_run_job(w, &job);
             continue;
         }
         stop_searching(w, false);
@@ -425,13 +410,13 @@ static void *worker_main(void *arg)
         park__waiter_idle(&node);
         if (park__wait(&pool->idle, &node, 0, &sleep_ops, &ctx, PARK_FOREVER) ==
             PARK__WAIT_GRANTED) {
-            count(&w->parks);
+            park__pool_count(&w->parks);
             /* acquire: as above; stop's wake-up counted no searcher. */
             w->searching = !atomic_load_explicit(&pool->stop, memory_order_acquire);
         }
     }
     park__wait_block_hook = NULL;
-    tls_worker = NULL;
+    park__pool_worker = NULL;
     return NULL;
 }
 
@@ -457,7 +442,7 @@ static int push_ring(park_pool_t *pool, park__ring_t *r,
 {
     park__spin_t spin = park__spin_init(0, outside ? 16 : 0);
     while (!push(r, fn, arg)) {
-        notify(pool);
+        park__pool_notify(pool);
         if (!park__spin(&spin)) {
             int err = overflow_push(pool, fn, arg);
             if (err)
@@ -465,20 +450,20 @@ static int push_ring(park_pool_t *pool, park__ring_t *r,
             break;
         }
     }
-    notify(pool);
+    park__pool_notify(pool);
     return 0;
 }
 
 int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
 {
-    park__worker_t *w = tls_worker;
+    park__worker_t *w = park__pool_worker;
     if (w && w->pool == pool) {
         /* A worker's submissions and continuations wait on its shared
          * ring, in order; idle workers take them with a CAS (a steal from
          * the deque would cost them a membarrier each: deque.h). The deque
          * is for park_join, whose items the owner nearly always pops back. */
         if (park__ring_push(&w->ring, fn, arg)) {
-            notify(pool);
+            park__pool_notify(pool);
             return 0;
         }
         if (push_local(w, fn, arg) == 0)
@@ -498,7 +483,7 @@ int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
 
 int park__pool_schedule_next(park_pool_t *pool, void (*fn)(void *), void *arg)
 {
-    park__worker_t *w = tls_worker;
+    park__worker_t *w = park__pool_worker;
     if (w && w->pool == pool && !w->lifo.fn) {
         w->lifo.fn = fn;
         w->lifo.arg = arg;
@@ -522,24 +507,11 @@ int park_pool_submit(park_pool_t *pool, void (*fn)(void *), void *arg)
     return park__pool_schedule(pool, fn, arg);
 }
 
-/* ---- fork-join -------------------------------------------------------- */
-
-typedef struct join_b {
-    void (*fn)(void *);
-    void *arg;
-    park__latch_t done;
-} join_b_t;
-
-static void run_stolen_b(void *arg)
-{
-    join_b_t *b = arg;
-    b->fn(b->arg);
-    park__latch_set(&b->done); /* b may be gone after this */
-}
+/* ---- joiners ---------------------------------------------------------- */
 
 bool park__pool_wait_latch(park__latch_t *l, park_time_t deadline)
 {
-    park__worker_t *w = tls_worker;
+    park__worker_t *w = park__pool_worker;
     if (!w)
         return park__latch_wait(l, deadline);
     park_pool_t *pool = w->pool;
@@ -563,105 +535,6 @@ bool park__pool_wait_latch(park__latch_t *l, park_time_t deadline)
             return true;
     }
     return park__latch_is_set(l);
-}
-
-static void join_in_worker(park__worker_t *w, void (*a)(void *), void *a_arg, void (*b)(void *),
-                           void *b_arg)
-{
-    join_b_t jb = {b, b_arg, {0}};
-    park__latch_init(&jb.done);
-    if (!park__deque_push(&w->deque, run_stolen_b, &jb)) {
-        a(a_arg); /* deque full: no parallelism to gain here */
-        b(b_arg);
-        return;
-    }
-    /* No fence (see the top of this file): a cheap look for sleepers. */
-    uint32_t v = atomic_load_explicit(&w->pool->idle, memory_order_relaxed);
-    if (SLEEPERS(v) != 0 && SEARCHERS(v) == 0)
-        notify(w->pool);
-    a(a_arg);
-    park__job_t job;
-    while (park__deque_pop(&w->deque, &job)) {
-        if (job.arg == &jb) {
-            b(b_arg);
-            return;
-        }
-        run_job(w, &job); /* pushed by a and left there (a submission) */
-    }
-    park__pool_wait_latch(&jb.done, PARK_FOREVER); /* b was stolen */
-}
-
-typedef struct join_outside {
-    void (*a)(void *), *a_arg, (*b)(void *), *b_arg;
-    park_pool_t *pool;
-    park__latch_t done;
-} join_outside_t;
-
-static void run_join_outside(void *arg)
-{
-    join_outside_t *j = arg;
-    park_join(j->pool, j->a, j->a_arg, j->b, j->b_arg);
-    park__latch_set(&j->done);
-}
-
-void park_join(park_pool_t *pool, void (*a)(void *), void *a_arg, void (*b)(void *), void *b_arg)
-{
-    if (!a) {
-        a = b;
-        a_arg = b_arg;
-        b = NULL;
-    }
-    if (!a)
-        return;
-    park__worker_t *w = tls_worker;
-    if (w && w->pool == pool) {
-        if (b)
-            join_in_worker(w, a, a_arg, b, b_arg);
-        else
-            a(a_arg);
-        return;
-    }
-    join_outside_t j = {a, a_arg, b, b_arg, pool, {0}};
-    park__latch_init(&j.done);
-    if (park_pool_submit(pool, run_join_outside, &j) != 0) {
-        a(a_arg); /* shutting down (or no memory): run here */
-        if (b)
-            b(b_arg);
-        return;
-    }
-    park__pool_wait_latch(&j.done, PARK_FOREVER);
-}
-
-typedef struct pfor {
-    size_t lo, hi, grain;
-    void (*body)(size_t, size_t, void *);
-    void *arg;
-    park_pool_t *pool;
-} pfor_t;
-
-static void pfor_run(void *arg)
-{
-    pfor_t *p = arg;
-    if (p->hi - p->lo <= p->grain) {
-        p->body(p->lo, p->hi, p->arg);
-        return;
-    }
-    size_t mid = p->lo + (p->hi - p->lo) / 2;
-    pfor_t left = *p, right = *p;
-    left.hi = mid;
-    right.lo = mid;
-    park_join(p->pool, pfor_run, &left, pfor_run, &right);
-}
-
-void park_parallel_for(park_pool_t *pool, size_t begin, size_t end, size_t grain,
-                       void (*body)(size_t lo, size_t hi, void *arg), void *arg)
-{
-    if (!body)
-        park__misuse("park_parallel_for", pool, "body is NULL");
-    if (begin >= end)
-        return;
-    pfor_t p = {begin, end, grain ? grain : 1, body, arg, pool};
-    park_join(pool, pfor_run, &p, NULL, NULL);
 }
 
 /* ---- life cycle ------------------------------------------------------- */
@@ -734,15 +607,15 @@ int park_pool_create(park_pool_t **out, const park_pool_config_t *cfg)
 static bool quiescent(park_pool_t *pool)
 {
     uint32_t v = atomic_load_explicit(&pool->idle, memory_order_seq_cst);
-    return SLEEPERS(v) == pool->n && SEARCHERS(v) == 0 && !work_visible(pool) &&
-           park__wait_count(&pool->idle) == pool->n;
+    return PARK__POOL_SLEEPERS(v) == pool->n && PARK__POOL_SEARCHERS(v) == 0 &&
+           !work_visible(pool) && park__wait_count(&pool->idle) == pool->n;
 }
 
 void park_pool_destroy(park_pool_t *pool)
 {
     if (!pool)
         return;
-    park__worker_t *self = tls_worker;
+    park__worker_t *self = park__pool_worker;
     if (self && self->pool == pool)
         park__misuse("park_pool_destroy", pool,
                      "called from one of the pool's own workers, it would wait for itself");

@@ -1,5 +1,6 @@
-/* lib/pool/pool.h: the pool's insides, for pool.c and timer.c, and the
- * pool services the layers above use (scheduling, waiting, the timer). */
+/* lib/pool/pool.h: the pool's insides, for pool.c, forkjoin.c and
+ * timer.c, and the pool services the layers above use (scheduling,
+ * waiting, the timer). */
 #ifndef PARK_LIB_POOL_POOL_H
 #define PARK_LIB_POOL_POOL_H
 
@@ -61,6 +62,38 @@ struct park_pool {
     park__live_t live;         /* in the set of live pools (pool.c) */
     park__lock_t timer_lock;
 };
+
+/* The idle word (pool->idle), whose transitions lib/pool/pool.c tables. */
+#define PARK__POOL_SLEEPER 1u
+#define PARK__POOL_SEARCHER (1u << 16)
+#define PARK__POOL_SLEEPERS(v) ((v)&0xffffu)
+#define PARK__POOL_SEARCHERS(v) ((v) >> 16)
+
+/* The calling thread's worker; NULL on a thread that is not a worker.
+ * Local-dynamic, the access compilers give a static thread-local: for an
+ * extern one they take the general model, a few instructions more on
+ * every park_join, although the variable never leaves the library. */
+extern _Thread_local park__worker_t *park__pool_worker __attribute__((tls_model("local-dynamic")));
+
+/* Wakes one sleeper if nobody is searching already, or, with every worker
+ * up, kicks a joiner. The caller has published its item by a seq_cst
+ * operation (the producer's half). */
+void park__pool_notify(park_pool_t *pool);
+
+/* Bumps a counter of the calling worker's own: a load and a store, not an
+ * RMW (only the owner writes it; park_pool_stats reads it relaxed). */
+static inline void park__pool_count(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* Runs a job the worker took, counting it. */
+static inline void park__pool_run_job(park__worker_t *w, const park__job_t *job)
+{
+    park__pool_count(&w->executed);
+    job->fn(job->arg);
+}
 
 /* True once park_pool_destroy has begun (acquire: pairs with its seq_cst
  * store, so a call that sees it refuses, and one that does not is
