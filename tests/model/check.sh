@@ -17,7 +17,9 @@
 # -DSLEEP_CHECK_ALL every waiter fences, so the two variants that only break
 # the cover (mutex-cover-by-p, mutex-fast-unlock-s) pass and are reported.
 # PARK_MODEL_ONLY (a shell pattern, e.g. 'cond*') runs only the cases whose
-# names match.
+# names match. The cases run in parallel, PARK_MODEL_JOBS at a time (default:
+# one per CPU; each verifier takes up to about 1 GiB), each case's lines
+# printed when it is done.
 # PARK_MODEL_KEEP=1 keeps the work folder (models, verifiers, trails) for
 # replaying a counterexample with spin -t -p.
 # PARK_MODEL_FULL=1 adds the larger bounds (3 threads x 3 iterations: about
@@ -40,25 +42,30 @@ if ! command -v "$cc" >/dev/null 2>&1; then
     exit 1
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/park-model.XXXXXX") || exit 1
-if [ -n "${PARK_MODEL_KEEP:-}" ]; then
-    echo "check.sh: work folder $work"
+# --one NAME MODEL EXPECT DEFS MODE HASH: one case, in the work folder of
+# the run that started it (the cases run as parallel processes, below).
+one=
+if [ "${1:-}" = --one ] && [ -n "${PARK_MODEL_WORK:-}" ]; then
+    one=1
+    shift
+    work=$PARK_MODEL_WORK
 else
-    trap 'rm -rf "$work"' EXIT
-    trap 'exit 1' HUP INT PIPE TERM
+    work=$(mktemp -d "${TMPDIR:-/tmp}/park-model.XXXXXX") || exit 1
+    if [ -n "${PARK_MODEL_KEEP:-}" ]; then
+        echo "check.sh: work folder $work"
+    else
+        trap 'rm -rf "$work"' EXIT
+        trap 'exit 1' HUP INT PIPE TERM
+    fi
 fi
 
 failures=0
 
-# run_case NAME MODEL EXPECT "SPIN_DEFS" [safety|np] [HASH_BITS]
-run_case()
+# one_case NAME MODEL EXPECT "SPIN_DEFS" SAFETY_OR_NP HASH_BITS
+one_case()
 {
-    name=$1 model=$2 expect=$3 defs="$4 ${PARK_MODEL_DEFS:-}" mode=${5:-safety}
-    hash=${6:-24}
-    case $name in
-    ${PARK_MODEL_ONLY:-*}) ;;
-    *) return 0 ;;
-    esac
+    name=$1 model=$2 expect=$3 defs="$4 ${PARK_MODEL_DEFS:-}" mode=$5
+    hash=$6
     dir=$work/$name
     mkdir -p "$dir" && cp "$here/$model" "$dir/" || return 1
     cd "$dir" || return 1
@@ -138,6 +145,26 @@ run_case()
         fi ;;
     esac
     cd "$work" || return 1
+}
+
+if [ -n "$one" ]; then
+    one_case "$@" >"$work/out.$1" 2>&1 # not in a subshell: failures counts
+    cat "$work/out.$1"
+    [ "$failures" -eq 0 ] || : >"$work/failed.$1"
+    exit 0
+fi
+
+# run_case NAME MODEL EXPECT "SPIN_DEFS" [safety|np] [HASH_BITS]: lists the
+# case (PARK_MODEL_ONLY, a shell pattern, keeps only the names it matches);
+# the listed cases run at the end, PARK_MODEL_JOBS at a time (default: one
+# per CPU), each printing its lines when it is done.
+run_case()
+{
+    case $1 in
+    ${PARK_MODEL_ONLY:-*}) ;;
+    *) return 0 ;;
+    esac
+    printf '%s\n' "$1" "$2" "$3" "$4" "${5:-safety}" "${6:-24}" >>"$work/cases"
 }
 
 # park_mutex (lib/mutex.c): the model of the code as it is must pass; the
@@ -422,8 +449,15 @@ if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case mutex-3x3          mutex.pml pass        "-DITERS=3" safety 26
 fi
 
+jobs=${PARK_MODEL_JOBS:-$(nproc 2>/dev/null || echo 1)}
+if [ -s "$work/cases" ]; then
+    PARK_MODEL_WORK=$work xargs -a "$work/cases" -d '\n' -n 6 -P "$jobs" \
+        sh "$here/check.sh" --one || failures=1
+fi
+failures=$(find "$work" -maxdepth 1 -name 'failed.*' | wc -l)
 if [ "$failures" -ne 0 ]; then
-    echo "check.sh: $failures case(s) did not come out as expected" >&2
+    echo "check.sh: $failures case(s) did not come out as expected:" \
+        "$(cd "$work" && ls failed.* | sed 's/^failed\.//' | tr '\n' ' ')" >&2
     exit 1
 fi
 echo "check.sh: all model cases came out as expected"
