@@ -106,6 +106,12 @@ SCENARIO_NOTES.update({
     ("barrier", "rounds"): "time/op = one round (phase) of arrive_and_wait by every thread; "
                            "p50/p99/p99.9 of the time between thread 0's returns. rust_tokio: "
                            "T tasks on T workers, mostly task switches on one worker.",
+    ("cpp", "mutex_uncontended"): "time/op = one lock + unlock of a mutex by one thread.",
+    ("cpp", "shared_uncontended"): "time/op = one shared lock + unlock by one thread.",
+    ("cpp", "sem_uncontended"): "time/op = one acquire + release of a one-permit semaphore "
+                                "by one thread.",
+    ("cpp", "mutex_contended"): "ops/s = lock, update two shared cache lines, unlock, local "
+                                "work, by 2 threads (mutex/contended's loop).",
     ("sem_many", "mix"): "ops/s = requests per second: 4 threads share 32 permits, each "
                          "request takes 1 (95 %) or all 32 (5 %), holds them for 200 LCG "
                          "rounds and releases them. *n=1 p99* is what a waiting large "
@@ -117,6 +123,20 @@ SCENARIO_NOTES.update({
 WAIT_RATIOS = {
     ("sem_many", "mix"): ["n1_p99_ns", "n32_worst_ns"],
 }
+# The contender whose ratios a family's tables show: park, except where a
+# family sets park's own variants beside each other (cpp: the C++ wrappers,
+# park_cpp, beside the C calls they stand for, park_c).
+REFERENCE = {"cpp": "park_cpp"}
+# Goals of a family held against one other contender: (that contender, the
+# most the reference's time per op may be as a multiple of it, the goal in
+# words); the family's section opens with a table of them.
+GOALS = {"cpp": ("park_c", 1.02, "park.hpp's wrappers within 2 % of the C calls")}
+
+
+def reference(family):
+    return REFERENCE.get(family, "park")
+
+
 # What a family measures and who its contenders are; shown under its heading.
 FAMILY_NOTES = {
     "async": "Asynchronous acquisitions (a task that completes once the permit is its "
@@ -136,6 +156,13 @@ FAMILY_NOTES = {
              "tokio::sync::Notify (rust_tokio: notify_one / notified).",
     "barrier": "Reusable barriers: park_barrier_t beside pthread_barrier_t, std::barrier "
                "(std), std::sync::Barrier (rust_std) and tokio::sync::Barrier (rust_tokio).",
+    "cpp": "park.hpp's C++ wrappers as C++ code uses them (park_cpp: park::mutex and "
+           "park::shared_mutex through std::lock_guard and std::shared_lock, "
+           "park::counting_semaphore's acquire and release) beside the C calls they stand "
+           "for (park_c) and the std types they imitate (std: std::mutex, "
+           "std::shared_mutex, std::counting_semaphore). Ratios here are park_cpp's. "
+           "Wall-clock times on a small shared machine cannot resolve the 2 % goal; "
+           "`tools/cpp-cost` counts the instructions of the same pairs exactly.",
     "sem_many": "Several permits of a semaphore at once: park_sem_acquire_n on a default "
                 "(park) and a strictly FIFO (park_fifo) semaphore beside the textbook mutex "
                 "+ condition variable semaphore (condvar: waits until n are free, every "
@@ -217,6 +244,7 @@ class Scenario:
         self.rows = {}          # (contender, threads) -> Row
         self.contenders = []    # display order
         self.threads = []       # sorted thread counts (None = no /threads)
+        self.ref = reference(family)  # the contender whose ratios are shown
 
     def add(self, row):
         self.rows[(row.contender, row.threads)] = row
@@ -226,7 +254,7 @@ class Scenario:
             self.threads.append(row.threads)
 
     def finish(self):
-        self.contenders = order_contenders(self.contenders)
+        self.contenders = order_contenders(self.contenders, self.ref)
         self.threads.sort(key=lambda t: -1 if t is None else t)
 
     @property
@@ -257,14 +285,16 @@ class Scenario:
         return known + [k for k in seen if k not in KNOWN_COUNTERS]
 
 
-def order_contenders(names):
-    """park first, then pthread baselines, other baselines, Rust peers;
-    appearance order within each group."""
+def order_contenders(names, ref="park"):
+    """park (or the family's reference) first, then pthread baselines, other
+    baselines, Rust peers; appearance order within each group."""
     def key(item):
         i, n = item
         kind = contender_kind(n)
         group = {"park": 0, "baseline": 2, "peer": 3}[kind]
-        if kind == "baseline" and n.startswith("pthread"):
+        if n == ref:
+            group = 0
+        elif kind == "baseline" and n.startswith("pthread"):
             group = 1
         return (group, i)
     return [n for _, n in sorted(enumerate(names), key=key)]
@@ -461,23 +491,26 @@ def summary_section(families):
     out = ["## Summary", "",
            "park's time per op divided by each contender's, per scenario and "
            "thread count (below 1.00 = park is faster, **bold** = park is "
-           "slower). *best other* is the fastest non-park contender of the row.",
+           "slower). *best other* is the fastest non-park contender of the row. "
+           "Where a family compares park's own variants (cpp), the ratios are "
+           "those of the contender its heading names.",
            ""]
     any_table = False
     for fam, scenarios in families.items():
+        ref = reference(fam)
         others = []
         for s in scenarios:
             for c in s.contenders:
-                if c != "park" and c not in others:
+                if c != ref and c not in others:
                     others.append(c)
         others = order_contenders(others)
         body = []
         per_col = {c: [] for c in others}
         for s in scenarios:
-            if "park" not in s.contenders:
+            if ref not in s.contenders:
                 continue
             for t in s.threads:
-                p = s.get("park", t)
+                p = s.get(ref, t)
                 cells = [md_escape(s.name), thread_label(t)]
                 for c in others:
                     r = ratio(p, s.get(c, t))
@@ -487,7 +520,7 @@ def summary_section(families):
                 best = None
                 for c in s.contenders:
                     o = s.get(c, t)
-                    if c == "park" or o is None or o.time_ns is None:
+                    if c == ref or o is None or o.time_ns is None:
                         continue
                     if best is None or o.time_ns < best.time_ns:
                         best = o
@@ -498,7 +531,7 @@ def summary_section(families):
             continue
         any_table = True
         body.append(["*geomean*", ""] + [fmt_ratio(geomean(per_col[c])) for c in others] + [""])
-        out.append("### %s" % fam)
+        out.append("### %s" % fam if ref == "park" else "### %s (ratios of %s)" % (fam, ref))
         out.append("")
         out.append(table(["scenario", "threads"] + others + ["best other"], body,
                          ["l", "r"] + ["r"] * len(others) + ["l"]))
@@ -512,17 +545,17 @@ def summary_section(families):
     for fam, scenarios in families.items():
         for s in scenarios:
             for t in s.threads:
-                p = s.get("park", t)
+                p = s.get(s.ref, t)
                 if t == 1:  # one thread is trivially fair
                     continue
                 if p is None or not ({"min_acq", "max_acq", "worst_wait_ns"} & set(p.median)):
                     continue
-                for c in ["park"] + fairness_references(s):
+                for c in [s.ref] + fairness_references(s):
                     r = s.get(c, t)
                     if r is None:
                         continue
                     frows.append([fam, md_escape(s.name), thread_label(t),
-                                  "**park**" if c == "park" else c]
+                                  "**%s**" % c if c == s.ref else c]
                                  + fairness_cells(r))
     if frows:
         out += ["### Fairness: park beside pthread", "",
@@ -742,7 +775,7 @@ def sweeps_section(families, sweep_plots):
 def fairness_references(s):
     """The baselines park's fairness is shown beside: the pthread ones, or
     in a family without them its first baseline (sem_t for sem, ...)."""
-    baselines = [c for c in s.contenders if contender_kind(c) == "baseline"]
+    baselines = [c for c in s.contenders if contender_kind(c) == "baseline" and c != s.ref]
     return [c for c in baselines if c.startswith("pthread")] or baselines[:1]
 
 
@@ -769,11 +802,11 @@ def detail_table(s, t):
         header.append(COUNTER_TITLES.get(k, k))
         if fair and k == "max_acq":
             header.append("min/max")
-    header.append("park ratio")
-    park = s.get("park", t)
+    header.append("%s ratio" % s.ref)
+    park = s.get(s.ref, t)
     body = []
     for c, r in rows_here:
-        name = "**park**" if c == "park" else c
+        name = "**%s**" % c if c == s.ref else c
         if r.error:
             cells = [name] + (["—"] if throughput else []) + ["error: %s" % md_escape(r.error), "—"]
             cells += ["—"] * (len(header) - len(cells) - 1) + ["—"]
@@ -790,8 +823,8 @@ def detail_table(s, t):
                 cells.append(fmt_counter(k, r.median.get(k)))
             if fair and k == "max_acq":
                 cells.append(fmt_fairness(r.median.get("min_acq"), r.median.get("max_acq")))
-        cells.append("1.00" if c == "park" and park and park.time_ns else fmt_ratio(ratio(park, r)))
-        if c == "park":
+        cells.append("1.00" if c == s.ref and park and park.time_ns else fmt_ratio(ratio(park, r)))
+        if c == s.ref:
             cells = ["**%s**" % x if i and x != "—" else x for i, x in enumerate(cells)]
         body.append(cells)
     return table(header, body)
@@ -800,13 +833,13 @@ def detail_table(s, t):
 def wait_ratio_table(s, t, keys):
     """park's counter / each contender's for the counters `keys` (waits:
     below 1.00 = park waits less) at thread count t."""
-    park = s.get("park", t)
+    park = s.get(s.ref, t)
     if park is None or park.error:
         return None
     body = []
     for c in s.contenders:
         r = s.get(c, t)
-        if c == "park" or r is None or r.error:
+        if c == s.ref or r is None or r.error:
             continue
         cells = [c]
         for k in keys:
@@ -822,10 +855,10 @@ def overview_table(s):
     """Multi-thread scenario: contenders x thread counts."""
     ts = s.threads
     throughput = any(r.throughput for r in s.rows.values())
-    park_rows = {t: s.get("park", t) for t in ts}
+    park_rows = {t: s.get(s.ref, t) for t in ts}
     body = []
     for c in s.contenders:
-        cells = ["**park**" if c == "park" else c]
+        cells = ["**%s**" % c if c == s.ref else c]
         for t in ts:
             r = s.get(c, t)
             if r is None:
@@ -835,22 +868,55 @@ def overview_table(s):
                 cells.append("error")
                 continue
             v = fmt_rate(r.throughput) if throughput and r.throughput else fmt_time(r.time_ns)
-            if c == "park":
+            if c == s.ref:
                 cells.append("**%s**" % v)
             else:
                 rr = ratio(park_rows[t], r)
                 cells.append(v if rr is None else "%s (%s)" % (v, fmt_ratio(rr)))
         body.append(cells)
     what = "ops/s" if throughput else "time/op"
-    caption = ("Median %s by thread count; park's ratio in parentheses "
-               "(below 1.00 = park is faster)." % what)
+    caption = ("Median %s by thread count; %s's ratio in parentheses "
+               "(below 1.00 = %s is faster)." % (what, s.ref, s.ref))
     return caption, table(["contender"] + ["%s thr" % thread_label(t) for t in ts], body)
+
+
+def goal_section(fam, scenarios):
+    """The family's goal (GOALS): per scenario and thread count, the
+    reference's time per op divided by the goal contender's, held against
+    the limit, beside the reference's ratio to each other contender."""
+    if fam not in GOALS:
+        return []
+    ref = reference(fam)
+    against, limit, words = GOALS[fam]
+    others = []
+    for s in scenarios:
+        others += [c for c in s.contenders if c not in (ref, against) and c not in others]
+    body = []
+    for s in scenarios:
+        for t in s.threads:
+            p = s.get(ref, t)
+            if p is None:
+                continue
+            r = ratio(p, s.get(against, t))
+            verdict = "—" if r is None else "within" if r <= limit else "**above**"
+            body.append([md_escape(s.name), thread_label(t),
+                         "—" if r is None else "%.3f" % r, verdict]
+                        + [fmt_ratio(ratio(p, s.get(c, t))) for c in others])
+    if not body:
+        return []
+    return ["### %s / goal" % fam, "",
+            "%s: %s's time per op / %s's at most %.2f in every row (medians over "
+            "repetitions; below 1.00 = %s is faster)." % (words, ref, against, limit, ref), "",
+            table(["scenario", "threads", "%s / %s" % (ref, against), "goal <= %.2f" % limit]
+                  + ["%s / %s" % (ref, c) for c in others], body,
+                  ["l", "r", "r", "l"] + ["r"] * len(others)), ""]
 
 
 def family_section(fam, scenarios, plots):
     out = ["## %s" % fam, ""]
     if fam in FAMILY_NOTES:
         out += [FAMILY_NOTES[fam], ""]
+    out += goal_section(fam, scenarios)
     for s in scenarios:
         out += ["### %s / %s" % (fam, s.name), ""]
         if (fam, s.name) in SCENARIO_NOTES:

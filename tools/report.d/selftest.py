@@ -151,6 +151,20 @@ def main():
             0.95 < float(c.split("(")[0].strip(" *")) < 1.15
             for c in rows_w50[0].split("|")[2:5])
         check("mutex sweep W=50 ratios near 1.05", ok, rows_w50)
+        # The cpp family: ratios of park_cpp (park.hpp's wrappers), held
+        # against park_c x 1.02: shared far within, sem far above.
+        cpp = text[text.find("\n## cpp\n"):]
+        for needle in ("### cpp (ratios of park_cpp)", "### cpp / goal",
+                       "| scenario | threads | park_cpp / park_c | goal <= 1.02 | park_cpp / std |",
+                       "### cpp / mutex_contended", "| **park_cpp** |", "park_cpp ratio",
+                       "| cpp | mutex_contended | 2 | **park_cpp** |"):
+            check("REPORT.md has %r" % needle, needle in text)
+        goal = {ln.split("|")[1].strip(): ln.split("|")[4].strip()
+                for ln in cpp[cpp.find("### cpp / goal"):cpp.find("### cpp / mutex_")].splitlines()
+                if ln.startswith("| ") and "_" in ln.split("|")[1]}
+        check("cpp goal: shared within, sem above",
+              goal.get("shared_uncontended") == "within" and
+              goal.get("sem_uncontended") == "**above**", goal)
         check("writer worst wait counter shown", "writer worst wait" in text)
         check("google-benchmark suffix /real_time stripped", "real_time" not in text)
         check("no drop-in section without its JSON", "Drop-in" not in text)
