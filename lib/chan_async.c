@@ -55,7 +55,7 @@ static void give_finish(void *ctx, bool more)
     ch->given_last = g->node;
     g->listed = true;
     /* give back: waiters |= SWAIT, the list counts as a queued sender.
-     * seq_cst: pairs with the CAS in ring_pop (lib/chan.c), as in
+     * seq_cst: pairs with the CAS in ring_pop (lib/chan_ring.h), as in
      * send_validate. */
     atomic_fetch_or_explicit(&ch->waiters, PARK__CHAN_SWAIT, memory_order_seq_cst);
     size_t moved = park__chan_drain_given(ch, &g->freed);

@@ -1,7 +1,8 @@
-/* lib/chan_impl.h: what lib/chan.c and lib/chan_async.c share: the
- * channel's layout, its state words' bits (lib/chan.c documents the
- * machine), the waiter's ctx, and the few steps the asynchronous calls
- * take on the ring and the queues. */
+/* lib/chan_impl.h: what lib/chan.c, lib/chan_async.c and the ring
+ * (lib/chan_ring.h, lib/chan_ring.c) share: the channel's layout, its
+ * state words' bits (lib/chan.c documents the machine), the waiter's ctx,
+ * and the few steps the asynchronous calls take on the ring and the
+ * queues. */
 #ifndef PARK_LIB_CHAN_IMPL_H
 #define PARK_LIB_CHAN_IMPL_H
 
@@ -95,6 +96,15 @@ static inline const void *skey(park_chan_t *ch)
 static inline bool waiting(park_chan_t *ch, unsigned flag)
 {
     return atomic_load_explicit(&ch->waiters, memory_order_seq_cst) & flag;
+}
+
+/* relaxed: a waiter queued before the caller started set its flag before
+ * (happens-before through whatever showed it queued), so coherence shows
+ * it; one queueing meanwhile pairs with the caller through the seq_cst
+ * reads that follow its reservation. */
+static inline unsigned waiters_hint(park_chan_t *ch)
+{
+    return atomic_load_explicit(&ch->waiters, memory_order_relaxed);
 }
 
 /* The last waiter of a side left: clear its flag. Each flag changes only

@@ -1,6 +1,6 @@
-/* tests/model/chan.pml: park_chan (lib/chan.c, lib/chan_impl.h): the ring
- * going full and empty against peers asleep in lib/wait, for Spin. Run by
- * check.sh.
+/* tests/model/chan.pml: park_chan (lib/chan.c, lib/chan_ring.h,
+ * lib/chan_impl.h): the ring going full and empty against peers asleep in
+ * lib/wait, for Spin. Run by check.sh.
  *
  * Modelled: SENDERS threads each sending PER items (park_chan_send) and
  * RECEIVERS threads sharing the receipt of all of them (park_chan_recv),
@@ -44,8 +44,8 @@
  * Every access is sequentially consistent: the orders that matter (a
  * reservation's CAS before its read of the other side's flag; the flag's
  * fetch_or before the validate's read of the position) are seq_cst in
- * lib/chan.c; the rest are guarded by the bucket locks or by the cells'
- * acquire/release seq.
+ * lib/chan.c and lib/chan_ring.h; the rest are guarded by the bucket locks
+ * or by the cells' acquire/release seq.
  *
  * Checked:
  *   - a kick wakes one waiter at most (a close excepted);

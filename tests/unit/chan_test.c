@@ -468,7 +468,7 @@ static void *finish_read_later(void *arg)
 {
     park__chan_cell_t *c = arg;
     test_sleep_ns(5 * MS); /* choreography: the send finds the cell being read */
-    /* The read's end (take in lib/chan.c): the cell is free for pos + cap,
+    /* The read's end (take in lib/chan_ring.h): the cell is free for pos + cap,
      * with capacity 64 and pos 0. */
     atomic_store_explicit(&c->seq, 2 * 64, memory_order_release);
     return NULL;
