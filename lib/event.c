@@ -111,31 +111,19 @@ static const park__wait_ops_t wait_ops = {
     .removed = wait_removed,
 };
 
+static bool wait_taken(void *ctx)
+{
+    return park_event_try_wait(((struct wait_ctx *)ctx)->e);
+}
+
 int park__event_wait_slow(park_event_t *e, park_time_t deadline)
 {
     struct wait_ctx c = {.e = e};
-    park__waiter_t w;
-    park__waiter_init(&w, 0);
-    /* No spin before queueing: an event waits for something that happens
-     * at the application's pace (a request, the end of a job), rarely
-     * within the microseconds a spin covers. A manual set releases all its
-     * waiters together: they sleep on their bucket's batch word, woken by
-     * one system call. */
+    /* A grant is the set (auto: the set is ours). A manual set releases
+     * all its waiters together: they sleep on their bucket's batch word,
+     * woken by one system call. */
     unsigned flags = manual(e) ? PARK__WAIT_BATCH : 0;
-    for (;;) {
-        if (park_event_try_wait(e))
-            return 0;
-        if (park__deadline_passed(deadline))
-            return ETIMEDOUT;
-        switch (park__wait(e, &w, flags, &wait_ops, &c, deadline)) {
-        case PARK__WAIT_GRANTED:
-            return 0; /* released by a set (auto: the set is ours) */
-        case PARK__WAIT_TIMEDOUT:
-            return ETIMEDOUT;
-        default:
-            break; /* set before we were queued: look again */
-        }
-    }
+    return park__wait_event(e, flags, &wait_ops, &c, wait_taken, deadline);
 }
 
 int park_event_wait_until(park_event_t *e, park_time_t deadline)

@@ -100,29 +100,17 @@ static const park__wait_ops_t wait_ops = {
     .removed = wait_removed,
 };
 
+static bool wait_taken(void *ctx)
+{
+    return park_latch_try_wait(((struct wait_ctx *)ctx)->l);
+}
+
 int park__latch_wait_slow(park_latch_t *l, park_time_t deadline)
 {
     struct wait_ctx c = {.l = l};
-    park__waiter_t w;
-    park__waiter_init(&w, 0);
-    /* No spin before queueing: a latch waits for work elsewhere to
-     * finish, rarely within the microseconds a spin covers. The release
-     * grants every waiter together: they sleep on their bucket's batch
-     * word, woken by one system call. */
-    for (;;) {
-        if (park_latch_try_wait(l))
-            return 0;
-        if (park__deadline_passed(deadline))
-            return ETIMEDOUT;
-        switch (park__wait(l, &w, PARK__WAIT_BATCH, &wait_ops, &c, deadline)) {
-        case PARK__WAIT_GRANTED:
-            return 0; /* released: ordered by the grant's acquire */
-        case PARK__WAIT_TIMEDOUT:
-            return ETIMEDOUT;
-        default:
-            break; /* released before we were queued: look again */
-        }
-    }
+    /* The release grants every waiter together: they sleep on their
+     * bucket's batch word, woken by one system call. */
+    return park__wait_event(l, PARK__WAIT_BATCH, &wait_ops, &c, wait_taken, deadline);
 }
 
 int park_latch_wait_until(park_latch_t *l, park_time_t deadline)

@@ -429,6 +429,27 @@ static unsigned select_all(void *ctx, park__waiter_t *w)
     return PARK__SELECT_GRANT;
 }
 
+int park__wait_event(const void *key, unsigned flags, const park__wait_ops_t *ops, void *ctx,
+                     bool (*taken)(void *ctx), park_time_t deadline)
+{
+    park__waiter_t w;
+    park__waiter_init(&w, 0);
+    for (;;) {
+        if (taken(ctx))
+            return 0;
+        if (park__deadline_passed(deadline))
+            return ETIMEDOUT;
+        switch (park__wait(key, &w, flags, ops, ctx, deadline)) {
+        case PARK__WAIT_GRANTED:
+            return 0; /* ordered by the grant's acquire */
+        case PARK__WAIT_TIMEDOUT:
+            return ETIMEDOUT;
+        default:
+            break; /* it came before we were queued: look again */
+        }
+    }
+}
+
 size_t park__unpark_all(const void *key)
 {
     return park__unpark(key, select_all, NULL, NULL);

@@ -328,6 +328,16 @@ typedef void (*park__finish_fn)(void *ctx, bool more);
  * waiters after unlocking. Returns how many were granted. */
 size_t park__unpark(const void *key, park__select_fn select, park__finish_fn finish, void *ctx);
 
+/* The wait of a primitive whose waiters wait for one event and are granted
+ * it (an event, a latch): until taken(ctx) says the event has come (and,
+ * for an auto-reset event, took it), queues a fresh thread waiter on key
+ * if ops->validate(ctx) agrees (it refuses once the event has come) and
+ * sleeps. 0 once taken or granted; ETIMEDOUT if the deadline passes first
+ * (a grant that comes with it wins: rule 5). No spin before queueing: such
+ * an event comes at the application's pace, rarely within a spin. */
+int park__wait_event(const void *key, unsigned flags, const park__wait_ops_t *ops, void *ctx,
+                     bool (*taken)(void *ctx), park_time_t deadline);
+
 /* Wakes (or notifies) w, which a select dequeued with
  * PARK__SELECT_DEFER; w->grant is what it gets. w's memory may be gone
  * once this has set its `woken`. */
