@@ -52,16 +52,20 @@ static void check(bool ok, const char *what)
     }
 }
 
-/* Runs on the pool once the patient request's permit is its own. */
+/* Runs on the pool once the patient request's permit is its own. arg is
+ * patient_done with a reference of the continuation's own: the completer of
+ * a task must hold one, since main may release its own as soon as it sees
+ * the task complete, while park_task_complete is still running. */
 static void use_backend(park_task_t *acquired, void *arg)
 {
-    (void)arg;
+    park_task_t *done = arg;
     int err = park_task_result(acquired, NULL);
     printf("%6.1f ms  patient request: %s\n", since_start(),
            err == 0 ? "got the permit, using it" : outcome(err));
     if (err == 0)
         park_sem_release(&backend, 1); /* done with the backend */
-    park_task_complete(patient_done, err, NULL);
+    park_task_complete(done, err, NULL);
+    park_task_release(done);
 }
 
 /* Sleeps without blocking a worker: waits for a delay task. */
@@ -83,7 +87,7 @@ static void semaphore_with_deadlines(void)
     park_task_t *patient = park_sem_acquire_async_until(&backend, pool, start + 2000 * MS);
     patient_done = park_task_new();
     if (!impatient || !patient || !patient_done ||
-        park_task_then(patient, pool, use_backend, NULL) != 0) {
+        park_task_then(patient, pool, use_backend, park_task_retain(patient_done)) != 0) {
         check(false, "could not start the requests");
         return;
     }

@@ -58,7 +58,9 @@ PARK_API park_task_t *park_task_run(park_pool_t *pool, int (*fn)(void *arg, void
  * EINPROGRESS, which park_task_result uses for "pending"; t unchanged), or
  * EALREADY if t had completed (t unchanged; the winner's outcome is
  * visible when EALREADY returns). The
- * caller must hold a reference to t. Release ordering. Never blocks (a
+ * caller must hold a reference to t for the whole call: a thread waiting
+ * for t may release its own as soon as t is complete, while this call is
+ * still running. Release ordering. Never blocks (a
  * loser may wait the few instructions until the winner has published) and
  * runs no continuation. */
 PARK_API int park_task_complete(park_task_t *t, int err, void *result);
