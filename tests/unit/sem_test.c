@@ -8,6 +8,7 @@
  * choreography only: to make a waiter owed (it has waited about 1 ms), or
  * to give a wrong wake-up time to show. */
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -23,14 +24,23 @@ struct acquirer {
     bool timed;
     park_time_t deadline;
     atomic_int *returned; /* optional: counts acquirers that returned */
+    atomic_bool *go;      /* optional: the thread waits for it before acquiring */
     int result;
     park_time_t returned_at;
     atomic_bool done;
 };
 
+/* Lets a thread be created ahead of the moment it should act. */
+static void await_go(atomic_bool *go)
+{
+    while (go && !atomic_load(go))
+        sched_yield();
+}
+
 static void *acquirer_main(void *arg)
 {
     struct acquirer *a = arg;
+    await_go(a->go);
     if (a->timed) {
         a->result = park_sem_acquire_until(a->s, a->deadline);
     } else {
@@ -75,6 +85,7 @@ struct many {
     uint32_t n;
     bool timed;
     park_time_t deadline;
+    atomic_bool *go; /* optional, as for struct acquirer */
     int result;
     atomic_bool done;
 };
@@ -82,6 +93,7 @@ struct many {
 static void *many_main(void *arg)
 {
     struct many *m = arg;
+    await_go(m->go);
     m->result = m->timed ? park_sem_acquire_n_until(m->s, m->n, m->deadline)
                          : park_sem_acquire_n(m->s, m->n);
     atomic_store(&m->done, true);
@@ -879,19 +891,24 @@ TEST(sem_fifo_large_waiter_gathers_the_free_permits_as_it_queues)
 
 /* Default mode: a waiter of one behind a young waiter of three is woken
  * for the one permit released. The large waiter must still be young (it
- * started less than about 1 ms before the release): on a machine too slow
- * for that the round is repeated. */
+ * queued less than about 1 ms before the release): both threads exist
+ * before the clock starts (creating one can take longer than that under a
+ * sanitizer), and on a machine too slow even so the round is repeated. */
 TEST(sem_default_smaller_waiter_passes_a_young_larger_one)
 {
     park_sem_t s = PARK_SEM_INIT(0, 4);
     for (int round = 0;; round++) {
         ASSERT_LT(round, 200);
-        struct acquirer a[1];
-        test_threads_t *t[1];
-        struct many large;
+        atomic_bool go_large = false, go_small = false;
+        struct many large = {.s = &s, .n = 3, .go = &go_large};
+        struct acquirer a[1] = {{.s = &s, .go = &go_small}};
+        test_threads_t *tl = test_threads_start(1, many_main, &large, sizeof large);
+        test_threads_t *t[1] = {start_acquirer(&a[0])};
         park_time_t start = park_now(); /* before the large waiter's own clock */
-        test_threads_t *tl = queue_many(&large, &s, 3, PARK_FOREVER);
-        queue_acquirers(&s, a, t, 1, NULL);
+        atomic_store(&go_large, true);
+        AWAIT(park__wait_count(&s) == 1);
+        atomic_store(&go_small, true);
+        AWAIT(park__wait_count(&s) == 2);
         ASSERT_EQ(park_sem_release(&s, 1), 0);
         bool young = park_now() - start < PARK__FAIR_NS;
         if (young) {
