@@ -4,7 +4,9 @@
  *
  * State word (park_sem_t.state_): COUNT (low 32 bits) free permits; W
  * (WAITERS) waiters are queued in lib/wait under the semaphore's address;
- * K (WOKEN) a waiter woken to retry is on its way (default mode only).
+ * K (WOKEN) a waiter woken to retry is on its way (default mode only);
+ * R (RELEASING) a locked release that found K set has reserved room in
+ * the count for the permits it still places (default mode only).
  *
  *   FIFO invariant     W => COUNT == 0 (a newcomer queues behind)
  *   default invariant  W and COUNT > 0 => K, or the thread that stored
@@ -16,7 +18,8 @@
  * Transitions (c: COUNT; a waiter asks for `want` permits, n for short):
  *   acquire          c -> c-1 (c > 0)            CAS (fast path, inline)
  *   acquire n        c -> c-n (c >= n)           CAS (try, spin)
- *   release n        c -> c+n (W clear, or K)    CAS (no lock, no wake)
+ *   release n        c -> c+n (W clear, or K     CAS (no lock, no wake)
+ *                    and not R)
  *   park (validate)  c < want -> W[, K dropped]  CAS, bucket locked
  *                    FIFO, 0 < c < want: c -> 0|W, the c gathered by the
  *                    waiter (nobody is queued, so it is the head)
@@ -35,7 +38,12 @@
  * W changes only under the bucket lock. K is set only there; it is dropped
  * there or by the woken waiter's take, and COUNT rises without the lock
  * only while K is set: a locked wake that found K set and whose final CAS
- * finds W, free permits and no K runs again. A granted waiter owns its
+ * finds W, free permits and no K runs again. Such a wake, releasing n,
+ * first sets R in a CAS that checks c + n <= max (else it places nothing:
+ * EOVERFLOW), and its final CAS clears R; while R is set, releases take
+ * the lock too, so nothing can fill the count meanwhile and EOVERFLOW
+ * always means nothing released, never some permits handed and the rest
+ * dropped. A granted waiter owns its
  * permits from the moment it is dequeued (hand-off) or retries like a
  * newcomer, re-queueing with its start time (woken: only a waiter of one
  * permit is). A timed-out waiter either was dequeued first or leaves
@@ -69,6 +77,7 @@
 
 #define WAITERS PARK__SEM_WAITERS
 #define WOKEN PARK__SEM_WOKEN
+#define RELEASING PARK__SEM_RELEASING
 #define COUNT PARK__SEM_COUNT_MASK
 
 /* w->grant of a granted waiter (lib/wait/wait.h): handed its permits
@@ -210,26 +219,36 @@ struct wake_ctx {
     bool woke;       /* a waiter was woken to retry: K stays set */
     bool passed;     /* a waiter was passed (left queued, select went on) */
     bool again;      /* the stored word needs another pass */
-    uint32_t handed; /* permits of n handed to waiters by select */
     int result;      /* 0 or EOVERFLOW */
     park_time_t now; /* park__wait_owed's clock: 0 until a thread waiter needs it */
     uint64_t seen;   /* the word when this pass first looked (for its K) */
 };
 
 /* Once a pass, under the bucket lock, before anything is granted: a
- * release beyond the maximum places nothing. (A release racing it on the
- * lockless path can still push the count up meanwhile: wake_finish
- * re-checks.) Notes whether K was set: if not, nobody can set it or add
- * permits without the lock until this pass stores the word. */
+ * release beyond the maximum places nothing. If K is set, releases could
+ * add to the count without the lock until this pass stores the word: R
+ * holds them off (they take the lock, behind this pass), set in the same
+ * CAS that checks the room, so the permits this pass has yet to place
+ * always fit. Without K nobody can set it or add permits without the lock
+ * until this pass stores the word. */
 static bool wake_check(struct wake_ctx *r)
 {
     if (!r->checked) {
         r->checked = true;
         uint64_t v = __atomic_load_n(&r->s->state_, __ATOMIC_RELAXED);
-        r->seen = v;
-        if (r->n > max_of(r->s) - (v & COUNT)) {
-            r->result = EOVERFLOW;
-            r->n = 0;
+        for (;;) {
+            r->seen = v;
+            if (r->n > max_of(r->s) - (v & COUNT)) {
+                r->result = EOVERFLOW;
+                r->n = 0;
+                break;
+            }
+            if (!(v & WOKEN) || r->n == 0)
+                break;
+            /* relaxed: the permits are placed by wake_finish's release. */
+            if (__atomic_compare_exchange_n(&r->s->state_, &v, v | RELEASING, true,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                break;
         }
     }
     return r->result == 0;
@@ -261,7 +280,6 @@ static uint32_t take_for(struct wake_ctx *r, uint32_t m, bool all)
     if (all && released + free < m)
         return 0;
     r->n -= released;
-    r->handed += released;
     return released + free;
 }
 
@@ -310,7 +328,6 @@ static unsigned wake_select(void *ctx, park__waiter_t *w)
     if (park__wait_owed(w, &r->now)) {
         if (r->n) {
             r->n--;
-            r->handed++;
         } else if (!park_sem_try_acquire(r->s)) /* a free one: c -> c-1 */
             return PARK__SELECT_STOP;           /* it stays first in line */
         w->grant = PARK__GRANT_HANDOFF;
@@ -337,15 +354,14 @@ static void wake_finish(void *ctx, bool more)
     uint64_t next;
     do {
         if (r->n > max_of(s) - (v & COUNT)) {
-            /* Only releases racing each other past the maximum get here
-             * (one took the lockless path after wake_check looked). If
-             * none of ours was handed over, ours places nothing, as if it
-             * came after the other (EOVERFLOW means "nothing released");
-             * otherwise what fits is placed and the excess dropped rather
-             * than exceed the maximum. */
+            /* A lockless release filled the count after wake_check. Only
+             * if W was clear there (with W and K, R kept them out; with W
+             * and no K, nobody could add): then nobody is queued, nothing
+             * of ours was handed, and ours places nothing. */
             r->result = EOVERFLOW;
-            r->n = r->handed ? (uint32_t)(max_of(s) - (v & COUNT)) : 0;
+            r->n = 0;
         }
+        /* R is dropped here. */
         next = (v & COUNT) + r->n;
         if (more)
             next |= WAITERS;
@@ -598,7 +614,8 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
     bool look = (v & WAITERS) && (v & WOKEN) && !fifo(s) && fair_look(s); /* else no use */
     /* Without waiters, or (default mode) with a woken waiter on its way,
      * which will take a permit or pass them on: no lock, no wake. */
-    while (!(v & WAITERS) || (park__woken_mark(v & WOKEN) && !fifo(s) && !look)) {
+    while (!(v & WAITERS) ||
+           (park__woken_mark(v & WOKEN) && !(v & RELEASING) && !fifo(s) && !look)) {
         if (n > max - (v & COUNT))
             return EOVERFLOW;
         /* c -> c+n; release: pairs with the acquire in park_sem_try_acquire. */

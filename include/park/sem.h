@@ -52,11 +52,13 @@ typedef struct park_sem {
 } park_sem_t;
 
 /* Private: the state word holds the free permits (low 32 bits), a "queue
- * not empty" bit and a "woken waiter on its way" bit; max_ holds the
- * maximum and the FIFO flag. lib/sem.c documents the machine. */
+ * not empty" bit, a "woken waiter on its way" bit and a "locked release
+ * in progress" bit; max_ holds the maximum and the FIFO flag. lib/sem.c
+ * documents the machine. */
 #define PARK__SEM_COUNT_MASK 0xffffffffull
 #define PARK__SEM_WAITERS (1ull << 32)
 #define PARK__SEM_WOKEN (1ull << 33)
+#define PARK__SEM_RELEASING (1ull << 34)
 #define PARK__SEM_FIFO 0x80000000u
 #define PARK__SEM_MAX_MASK 0x7fffffffu
 
@@ -151,9 +153,7 @@ PARK__INLINE void park_sem_acquire(park_sem_t *s)
 PARK_API int park_sem_acquire_until(park_sem_t *s, park_time_t deadline);
 
 /* Releases n permits: 0, EINVAL (n == 0), or EOVERFLOW (count + n > max;
- * nothing released, with one exception: a default-mode release that has
- * already handed some of its permits to waiters when a racing release
- * fills the count places what fits and drops the rest). FIFO: handed to
+ * nothing released, so a caller may retry the whole release). FIFO: handed to
  * queued waiters first, waking up to n of them. Default: added to the
  * count, waking the oldest waiter unless a woken one is already on its
  * way, or handed to waiters that have waited about 1 ms. Release ordering.

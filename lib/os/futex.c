@@ -175,6 +175,12 @@ int park__futex_wait_on(uint32_t *word, uint32_t expected, park_time_t deadline,
     return futex_wait_raw(word, expected, deadline, flags);
 }
 
+void park__fault_pause(void)
+{
+    if (fault_seed != 0 && fault_random() % 16 == 0)
+        fault_delay();
+}
+
 void park__futex_wake(uint32_t *word, int n)
 {
     if (fault_pick() == FAULT_DELAY)

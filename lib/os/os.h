@@ -5,7 +5,7 @@
  * A library built with PARK_FAULTS and run with PARK_FAULT_SEED=<n> (n != 0)
  * makes them misbehave from that seed, as the kernel is allowed to: wait
  * returns spuriously, with EINTR or with an early ETIMEDOUT, and both may be
- * delayed. Callers must treat every return as a hint and re-check their own
+ * delayed (and so may park__fault_pause's callers). Callers must treat every return as a hint and re-check their own
  * state and the clock. */
 #ifndef PARK_LIB_OS_H
 #define PARK_LIB_OS_H
@@ -31,6 +31,17 @@ static inline int park__futex_wait(uint32_t *word, uint32_t expected, park_time_
 {
     return park__futex_wait_on(word, expected, deadline, 0);
 }
+
+/* Under fault injection (PARK_FAULTS, PARK_FAULT_SEED set), now and then a
+ * yield or a short sleep, placed where a protocol's window between two of
+ * its steps is worth widening; nothing otherwise. */
+#ifdef PARK_FAULTS
+void park__fault_pause(void);
+#else
+static inline void park__fault_pause(void)
+{
+}
+#endif
 
 /* CLOCK_REALTIME in nanoseconds since the epoch (0 before it). */
 park_time_t park__os_realtime_now(void);

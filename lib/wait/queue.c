@@ -408,6 +408,9 @@ size_t park__unpark(const void *key, park__select_fn select, park__finish_fn fin
         if (verdict & PARK__SELECT_STOP)
             stopped = true;
     }
+    /* Fault injection widens the window between the verdicts and the
+     * finish, where lock-free steps of others race the caller's store. */
+    park__fault_pause();
     if (finish)
         finish(ctx, more);
     park__unlock(&b->lock);

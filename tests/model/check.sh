@@ -260,6 +260,14 @@ run_case sem-no-again           sem.pml     lost-wakeup "-DTIMEOUTS -DNO_AGAIN"
 run_case sem-forked             sem.pml     pass        "-DTIMEOUTS -DFORKED"
 run_case sem-forked-no-repair   sem.pml     lost-wakeup "-DTIMEOUTS -DFORKED_NO_REPAIR"
 run_case sem-queued-timeouts    sem.pml     pass        "-DTIMEOUTS -DQUEUED_TIMEOUTS"
+# Releases beyond the maximum (-DOVERFLOW): a failed release placed none of
+# its permits, and the count never exceeds the maximum. Without R a locked
+# wake can hand one permit and refuse the rest; that takes five threads (a
+# holder's release woke a waiter a barger then beat, another waiter is
+# owed, two hold), where the correct model has about 93 million states
+# (PARK_MODEL_FULL: sem-overflow-5, about 4 minutes).
+run_case sem-overflow           sem.pml     pass        "-DOVERFLOW -DPERMITS=2 -DTHREADS=4 -DROUNDS=1 -DTIMEOUTS -DQUEUED_TIMEOUTS"
+run_case sem-overflow-no-reserve sem.pml    permit      "-DOVERFLOW -DPERMITS=2 -DTHREADS=5 -DROUNDS=1 -DTIMEOUTS -DQUEUED_TIMEOUTS -DNO_RESERVE"
 # The FIFO semaphore (park_sem_init_fifo): every permit handed to the
 # queue's head under the bucket lock, W => count == 0, timed-out waiters
 # leave no permit behind; a release that adds to the count while W is set,
@@ -448,6 +456,7 @@ if [ -n "${PARK_MODEL_FULL:-}" ]; then
     run_case pool-3-workers     pool.pml    pass      "-DWORKERS=3" safety 26
     run_case pool-joiner-2      pool.pml    pass      "-DJOINER" safety 26
     run_case mutex-3x3          mutex.pml pass        "-DITERS=3" safety 26
+    run_case sem-overflow-5     sem.pml     pass      "-DOVERFLOW -DPERMITS=2 -DTHREADS=5 -DROUNDS=1 -DTIMEOUTS -DQUEUED_TIMEOUTS" safety 26
 fi
 
 jobs=${PARK_MODEL_JOBS:-$(nproc 2>/dev/null || echo 1)}

@@ -52,6 +52,19 @@
  *               nobody, and never holds back a release or a wake, so
  *               several woken waiters may be in flight
  *
+ * With -DOVERFLOW the maximum is PERMITS, and a Rogue process releases
+ * two permits it never took, once, at any moment: every release can now
+ * exceed the maximum (EOVERFLOW: the release places nothing). A locked
+ * wake that sees K sets R (RELEASING) as it checks the room, and
+ * releases that find R take the lock instead of adding to the count
+ * without it; the wake's final store drops R. Checked also: the count
+ * never exceeds the maximum, and a release that fails placed none of its
+ * permits (the caller may retry the whole of it). Broken variant:
+ *   NO_RESERVE  no R: a lockless release fills the count between a
+ *               locked wake's hand-off of one of its permits and its
+ *               final store, which must place what fits and refuse the
+ *               rest (EOVERFLOW with a permit released)
+ *
  * With -DMANY thread 0 asks for MANY_N (2) permits at a time, the others
  * for one (park_sem_acquire_n): it is never woken to retry; a wake hands
  * it all it wants when they are there (from the released permits first,
@@ -127,7 +140,17 @@
 #define FIFO_MODE 0
 #endif
 
+#ifdef OVERFLOW
+#define MAX PERMITS
+#define ROGUE 1
+#else
+#define MAX 255
+#define ROGUE 0
+#endif
+
 byte count = PERMITS;
+byte total = PERMITS;  /* permits in the system: the Rogue's added, refused ones gone */
+bool R = 0;            /* a locked release has reserved room in the count */
 bool W = 0;
 bool K = STALE_K; /* FORKED: a K the fork left behind, owned by nobody */
 byte holders = 0;
@@ -145,7 +168,8 @@ bool lock = 0;         /* the bucket lock, held from select to finish */
  * never lost or duplicated. */
 inline conserve()
 {
-    assert(count + handed + holders + inflight + gathered == PERMITS && holders <= PERMITS);
+    assert(count + handed + holders + inflight + gathered == total && count <= MAX);
+    assert(holders <= PERMITS + 2 * ROGUE);
 #ifdef FIFO
     assert(!W || count == 0) /* the FIFO invariant */
 #endif
@@ -300,6 +324,16 @@ inline select_many()
     fi
 }
 
+/* A release refuses m of its n permits (beyond the maximum). */
+inline refuse(m)
+{
+    ovf = 1;
+    refused = refused + (m);
+    total = total - (m);
+    inflight = inflight - (m);
+    n = n - (m)
+}
+
 /* wake_select under the bucket lock: place n permits; ret: K is ours. */
 inline wake_select()
 {
@@ -308,6 +342,19 @@ inline wake_select()
     passed = 0;
     kseen = K;
     i = 0;
+    /* wake_check: a release beyond the maximum places nothing */
+    if
+    :: count + n > MAX -> refuse(n); i = qlen
+    :: else
+#ifndef NO_RESERVE
+        ;
+        if
+        :: K && n > 0 -> R = 1
+        :: else
+        fi
+#endif
+    fi;
+    n0 = n;
     do
     :: i < qlen && WANT(q[i]) > 1 -> select_many()
     :: i < qlen && WANT(q[i]) == 1 && (n > 0 || count > 0) ->
@@ -339,6 +386,20 @@ inline wake_select()
  * have changed since select: a woken take, a lockless release). */
 inline wake_finish()
 {
+    if
+    :: count + n > MAX ->
+        /* A lockless release filled it: W was clear at the check (nobody
+         * queued, so nothing handed), or NO_RESERVE. */
+#ifndef NO_RESERVE
+        assert(n0 == n);
+#endif
+        if
+        :: n0 > n -> refuse(n - (MAX - count)) /* some handed: fit the rest */
+        :: else -> refuse(n)
+        fi
+    :: else
+    fi;
+    R = 0;
     count = count + n;
     inflight = inflight - n;
     n = 0;
@@ -391,8 +452,11 @@ inline put_decide()
 #ifdef FIFO_BARGE
     :: true -> count = count + n; inflight = inflight - n; n = 0
 #else
-    :: !W || (K && !FORKED_K && !FIFO_MODE) ->
-        count = count + n; inflight = inflight - n; n = 0; /* no lock, no wake */
+    :: !W || (K && !R && !FORKED_K && !FIFO_MODE) -> /* no lock, no wake */
+        if
+        :: count + n > MAX -> refuse(n)
+        :: else -> count = count + n; inflight = inflight - n; n = 0
+        fi;
         conserve()
     :: W && K && !FIFO_MODE -> skip /* fair_look: a hand-off may be due */
 #endif
@@ -414,9 +478,9 @@ inline put()
 
 proctype Thread(byte me)
 {
-    byte r = 0, k, i, n, taken;
+    byte r = 0, k, i, n, n0, taken, refused;
     byte w = WANT(me);
-    bool woken = 0, back = 0, got, woke, more, again, ret, pass, passed, owed, kseen;
+    bool woken = 0, back = 0, got, woke, more, again, ret, pass, passed, owed, kseen, ovf;
     do
     :: r < ROUNDS ->
         /* ---- acquire ---- */
@@ -544,12 +608,29 @@ next:   skip
     od
 }
 
+/* -DOVERFLOW: a release of two permits nobody took, at any moment. */
+proctype Rogue()
+{
+    byte k, i, n, n0, taken, refused = 0;
+    bool woke, more, again, ret, passed, owed, kseen, ovf = 0;
+    atomic {
+        total = total + 2; inflight = inflight + 2; n = 2;
+        put_decide()
+    };
+    put();
+    assert(!ovf || refused == 2) /* EOVERFLOW: nothing released */
+}
+
 init
 {
     byte i;
     atomic {
         for (i : 0 .. THREADS - 1) {
             run Thread(i)
-        }
+        };
+        if
+        :: ROGUE -> run Rogue()
+        :: else
+        fi
     }
 }

@@ -880,6 +880,110 @@ TEST(sem_reacquiring_hog_does_not_starve_a_waiter)
     ASSERT_EQ(park_sem_count(&h.s), 1);
 }
 
+/* ---- releases beyond the maximum: a failed release places nothing ------------- */
+
+/* Workers take a permit (timed; worker 0 by a task, which is always owed a
+ * hand-off, so that releases hand permits over), and mostly keep it;
+ * releasers add as many permits as the maximum, which fits only into an
+ * empty count, so releases race each other and many fail. Every
+ * thread keeps its own balance (+ placed, - taken); a release that fails
+ * counts nothing, so the final count is the initial one plus every
+ * balance only if EOVERFLOW placed no permit (a release that handed one to
+ * a waiter and then found the count filled by a racing release must not
+ * report failure). */
+#define OV_WORKERS 5
+#define OV_RELEASERS 2
+#define OV_MAX 2
+#define OV_ROUNDS 10000
+
+struct ov {
+    park_sem_t s;
+    park_pool_t *pool;
+    uint64_t rounds;
+    atomic_uint workers_left;
+};
+
+struct ov_thread {
+    struct ov *o;
+    unsigned id; /* OV_WORKERS and up: the releasers */
+    int64_t balance;
+    uint64_t failed;
+};
+
+static int ov_release(struct ov_thread *t, uint32_t n)
+{
+    int rc = park_sem_release(&t->o->s, n);
+    ASSERT_TRUE(rc == 0 || rc == EOVERFLOW);
+    if (rc == 0)
+        t->balance += n;
+    else
+        t->failed++;
+    return rc;
+}
+
+static void *ov_thread_main(void *arg)
+{
+    struct ov_thread *t = arg;
+    struct ov *o = t->o;
+    uint64_t rng = test_rng_seed(t->id);
+    if (t->id < OV_WORKERS) {
+        for (uint64_t i = 0; i < o->rounds; i++) {
+            park_time_t deadline = park_deadline_in(test_rng_below(&rng, 3 * MS));
+            if (t->id == 0) {
+                park_task_t *task = park_sem_acquire_async_until(&o->s, o->pool, deadline);
+                ASSERT_TRUE(task != NULL);
+                int err = park_task_wait(task, NULL);
+                ASSERT_TRUE(err == 0 || err == ETIMEDOUT);
+                park_task_release(task);
+                if (err)
+                    continue;
+            } else if (!timed_acquire(&o->s, deadline)) {
+                continue;
+            }
+            t->balance--;
+            if (test_rng_below(&rng, 4) == 0) /* else kept: consumed */
+                (void)ov_release(t, 1);
+        }
+        atomic_fetch_sub(&o->workers_left, 1);
+    } else {
+        while (atomic_load(&o->workers_left) != 0) {
+            (void)ov_release(t, OV_MAX);
+            if (test_rng_below(&rng, 2) == 0)
+                sched_yield();
+        }
+    }
+    return NULL;
+}
+
+TEST(sem_failed_release_beyond_the_maximum_places_no_permit)
+{
+    struct ov o;
+    memset(&o, 0, sizeof o);
+    ASSERT_EQ(init_sem(&o.s, 0, OV_MAX), 0);
+    o.rounds = test_scaled(OV_ROUNDS);
+    o.pool = pool_new(1);
+    atomic_store(&o.workers_left, OV_WORKERS);
+    struct ov_thread t[OV_WORKERS + OV_RELEASERS];
+    memset(t, 0, sizeof t);
+    for (unsigned i = 0; i < OV_WORKERS + OV_RELEASERS; i++) {
+        t[i].o = &o;
+        t[i].id = i;
+    }
+    test_threads_join(
+        test_threads_start(OV_WORKERS + OV_RELEASERS, ov_thread_main, t, sizeof t[0]));
+    int64_t balance = 0;
+    uint64_t failed = 0;
+    for (unsigned i = 0; i < OV_WORKERS + OV_RELEASERS; i++) {
+        balance += t[i].balance;
+        failed += t[i].failed;
+    }
+    park_pool_destroy(o.pool);
+    printf("     %" PRIu64 " releases failed (EOVERFLOW)\n", failed);
+    ASSERT_TRUE(failed > 0); /* the case this test is about happened */
+    ASSERT_EQ((int64_t)park_sem_count(&o.s), balance);
+    ASSERT_EQ(park_sem_destroy(&o.s), 0);
+}
+
 TEST(sem_timed_waiters_get_exactly_the_permits_released_while_they_wait_fifo)
 {
     fifo_mode = true;
@@ -943,6 +1047,13 @@ TEST(sem_acquire_many_is_not_starved_by_single_acquirers_fifo)
     fifo_mode = false;
 }
 
+TEST(sem_failed_release_beyond_the_maximum_places_no_permit_fifo)
+{
+    fifo_mode = true;
+    sem_failed_release_beyond_the_maximum_places_no_permit();
+    fifo_mode = false;
+}
+
 TEST(sem_large_async_waiters_cancelled_racing_releases_conserve_permits_fifo)
 {
     fifo_mode = true;
@@ -957,6 +1068,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_permits_never_exceeded_with_batch_release),
     TEST_ENTRY(sem_mixed_blocking_try_and_timed_acquires_conserve_permits),
     TEST_ENTRY(sem_reacquiring_hog_does_not_starve_a_waiter),
+    TEST_ENTRY(sem_failed_release_beyond_the_maximum_places_no_permit),
+    TEST_ENTRY(sem_failed_release_beyond_the_maximum_places_no_permit_fifo),
     TEST_ENTRY(sem_timed_waiters_get_exactly_the_permits_released_while_they_wait_fifo),
     TEST_ENTRY(sem_timeouts_racing_releases_lose_no_permit_fifo),
     TEST_ENTRY(sem_binary_semaphore_excludes_like_a_lock_fifo),
