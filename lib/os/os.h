@@ -5,8 +5,8 @@
  * A library built with PARK_FAULTS and run with PARK_FAULT_SEED=<n> (n != 0)
  * makes them misbehave from that seed, as the kernel is allowed to: wait
  * returns spuriously, with EINTR or with an early ETIMEDOUT, and both may be
- * delayed (and so may park__fault_pause's callers). Callers must treat every return as a hint and re-check their own
- * state and the clock. */
+ * delayed (and so may park__fault_pause's callers). Callers must treat
+ * every return as a hint and re-check their own state and the clock. */
 #ifndef PARK_LIB_OS_H
 #define PARK_LIB_OS_H
 
