@@ -162,6 +162,16 @@ static int pp_wait(pp_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 
     pthread_cleanup_push(pp_wait_cancelled, &x);
     err = park__cond_sleep(&c->cond, &x.w, flags, abstime ? pp_ts_ns(abstime) : PARK_FOREVER);
+    if (err == 0 && cancel_state == PTHREAD_CANCEL_ENABLE) {
+        /* A cancellation that came before the signal or broadcast that
+         * took this waiter, while it was still on its way to the sleep
+         * (where alone it acts), acts now, so that the waiter passes on
+         * what it was taken for instead of consuming it and being
+         * cancelled in its next wait. */
+        pp_cancel_state(PTHREAD_CANCEL_ENABLE);
+        pp_testcancel();
+        pp_cancel_state(PTHREAD_CANCEL_DISABLE);
+    }
     pthread_cleanup_pop(0);
     pp_wait_finish(&x);
     pp_cancel_state(cancel_state);

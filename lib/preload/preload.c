@@ -13,6 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
+
 /* ---- the report's descriptor ------------------------------------------------
  *
  * Where the exit report and the misuse abort write: a copy of standard
@@ -119,6 +123,14 @@ int pp_cancel_state(int state)
     int old;
     pthread_setcancelstate(state, &old);
     return old;
+}
+
+void pp_testcancel(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+    __asan_handle_no_return();
+#endif
+    pthread_testcancel();
 }
 
 /* ---- time ------------------------------------------------------------------ */

@@ -183,6 +183,11 @@ static inline uintptr_t pp_self(void)
  * behind on the thread's stack. */
 __attribute__((noinline)) int pp_cancel_state(int state);
 
+/* pthread_testcancel: acts on a pending cancellation if the thread can be
+ * cancelled. Under AddressSanitizer it first clears the redzones of the
+ * frames a cancellation would unwind (as ASan does for longjmp). */
+void pp_testcancel(void);
+
 /* park_mutex_lock, with the blocking part under PP_NO_CANCEL. */
 static inline void pp_lock(park_mutex_t *l)
 {

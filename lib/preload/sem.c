@@ -15,9 +15,6 @@
 #include "preload.h"
 
 #include <errno.h>
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/asan_interface.h>
-#endif
 #include <limits.h>
 
 #define PP_CANCEL_SLICE_NS (20 * 1000000ull)
@@ -99,16 +96,6 @@ PP_EXPORT2(pp_sem_trywait, sem_trywait, "GLIBC_2.2.5", "GLIBC_2.34")
 /* Takes a permit by the deadline: 0 or ETIMEDOUT; a cancellation point
  * on entry and, while the thread can be cancelled, between slices. park's
  * wait itself runs with cancellation disabled (see PP_NO_CANCEL). */
-static void pp_testcancel(void)
-{
-#ifdef __SANITIZE_ADDRESS__
-    /* A cancellation unwinds the frames above: clear their redzones first,
-     * as ASan does for longjmp (it cannot see this unwinding). */
-    __asan_handle_no_return();
-#endif
-    pthread_testcancel();
-}
-
 static int pp_acquire(park_sem_t *s, park_time_t deadline)
 {
     pp_testcancel();
