@@ -435,7 +435,10 @@ static int push_local(park__worker_t *w, void (*fn)(void *), void *arg)
 /* Pushes on ring r with push (park__ring_sp_push or park__ring_push) and
  * wakes a worker. A full ring means the workers are behind: an outside
  * producer gives them its processor 16 times before it spills to the
- * (allocating, locked) overflow list; a worker spills at once. */
+ * (allocating, locked) overflow list; a worker spills at once, and so does
+ * anyone while the list holds jobs (the workers have not caught up since
+ * the last spill: with every worker busy in a long job, yielding 16 times
+ * per job made a burst of submissions take minutes on a loaded machine). */
 static int push_ring(park_pool_t *pool, park__ring_t *r,
                      bool (*push)(park__ring_t *, void (*)(void *), void *), bool outside,
                      void (*fn)(void *), void *arg)
@@ -443,7 +446,10 @@ static int push_ring(park_pool_t *pool, park__ring_t *r,
     park__spin_t spin = park__spin_init(0, outside ? 16 : 0);
     while (!push(r, fn, arg)) {
         park__pool_notify(pool);
-        if (!park__spin(&spin)) {
+        /* relaxed: a hint; a stale 0 costs the yields, a stale count a
+         * spill. */
+        if (atomic_load_explicit(&pool->overflow_n, memory_order_relaxed) != 0 ||
+            !park__spin(&spin)) {
             int err = overflow_push(pool, fn, arg);
             if (err)
                 return err;
