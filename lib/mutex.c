@@ -77,6 +77,7 @@
 #include "mutex_impl.h"
 #include "os/os.h"
 #include "os/probe.h"
+#include "profile/order.h"
 #include "wait/fork.h"
 #include "wait/spin.h"
 #include "wait/wait.h"
@@ -108,6 +109,8 @@ __attribute__((constructor)) static void mutex_choose_unlock(void)
 
 void park_mutex_init(park_mutex_t *m)
 {
+    if (park__order_checking())
+        park__order_forget(m); /* a new lock, if the memory held another */
     __atomic_store_n(&m->state_, 0, __ATOMIC_RELAXED);
 }
 
@@ -116,8 +119,11 @@ int park_mutex_destroy(park_mutex_t *m)
     /* acquire: pairs with the releasing store of the last unlock, so that
      * freeing the memory is ordered after every use. */
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_ACQUIRE);
-    if (s == 0)
+    if (s == 0) {
+        if (park__order_checking())
+            park__order_forget(m); /* the lock leaves the order graph */
         return 0;
+    }
     /* Credits only remember recent contention; a woken waiter on its way
      * is a thread blocked in park_mutex_lock (in a forked child W may be a
      * thread that is not there: park__woken_mark). */

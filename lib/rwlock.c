@@ -45,6 +45,7 @@
 #include <park/rwlock.h>
 
 #include "os/os.h"
+#include "profile/order.h"
 #include "rwlock_impl.h"
 #include "wait/fork.h"
 #include "wait/spin.h"
@@ -80,6 +81,8 @@ _Static_assert(READERS == (1u << 28) - 1, "too_many_readers names the reader cou
 
 void park_rwlock_init(park_rwlock_t *rw)
 {
+    if (park__order_checking())
+        park__order_forget(rw); /* a new lock, if the memory held another */
     __atomic_store_n(&rw->state_, 0, __ATOMIC_RELAXED);
     rw->wqueued_ = 0;
     rw->rqueued_ = 0;
@@ -99,7 +102,11 @@ int park_rwlock_destroy(park_rwlock_t *rw)
         forked_settle(rw); /* queue bits of waiters left behind at a fork go */
         s = __atomic_load_n(&rw->state_, __ATOMIC_ACQUIRE);
     }
-    return s == 0 ? 0 : EBUSY;
+    if (s != 0)
+        return EBUSY;
+    if (park__order_checking())
+        park__order_forget(rw); /* the lock leaves the order graph */
+    return 0;
 }
 
 /* ---- the release: policy and hand-over ----------------------------------- */

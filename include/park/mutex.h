@@ -31,6 +31,7 @@
 #define PARK_MUTEX_H
 
 #include <park/common.h>
+#include <park/order.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -75,13 +76,14 @@ PARK_API int park_mutex_destroy(park_mutex_t *m);
  * the caller holds deadlocks. */
 PARK__INLINE void park_mutex_lock(park_mutex_t *m)
 {
+    PARK__ORDER_LOCK(m, 0);
     uint32_t unlocked = 0;
     /* acquire: pairs with the release in park_mutex_unlock and in the
      * slow unlock's hand-over store. */
-    if (PARK__LIKELY(__atomic_compare_exchange_n(&m->state_, &unlocked, PARK__MUTEX_LOCKED, false,
-                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
-        return;
-    park__mutex_lock_slow(m);
+    if (PARK__UNLIKELY(!__atomic_compare_exchange_n(&m->state_, &unlocked, PARK__MUTEX_LOCKED,
+                                                    false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+        park__mutex_lock_slow(m);
+    PARK__ORDER_HELD(m);
 }
 
 /* Locks *m if it is free right now: true if locked (acquire ordering),
@@ -93,8 +95,10 @@ PARK__INLINE bool park_mutex_trylock(park_mutex_t *m)
     while (!(s & PARK__MUTEX_LOCKED)) {
         /* acquire: pairs with the release in park_mutex_unlock. */
         if (__atomic_compare_exchange_n(&m->state_, &s, s | PARK__MUTEX_TAKE(s), true,
-                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            PARK__ORDER_HELD(m);
             return true;
+        }
     }
     return false;
 }
@@ -104,6 +108,17 @@ PARK__INLINE bool park_mutex_trylock(park_mutex_t *m)
  * acquire ordering) or ETIMEDOUT (not locked). A free mutex is taken even
  * when the deadline has already passed. */
 PARK_API int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline);
+#ifdef PARK_CHECK_ORDER
+PARK__INLINE int park__mutex_lock_until_checked(park_mutex_t *m, park_time_t deadline)
+{
+    PARK__ORDER_LOCK(m, PARK__ORDER_TIMED);
+    int err = park_mutex_lock_until(m, deadline);
+    if (err == 0)
+        PARK__ORDER_HELD(m);
+    return err;
+}
+#define park_mutex_lock_until park__mutex_lock_until_checked
+#endif
 
 /* Unlocks *m, held by the caller or by any other thread that locked it.
  * Release ordering. Does not block (it may wake one waiter); after its
@@ -112,6 +127,7 @@ PARK_API int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline);
  * build (two unlocks racing for one lock may both pass unnoticed). */
 PARK__INLINE void park_mutex_unlock(park_mutex_t *m)
 {
+    PARK__ORDER_RELEASED(m);
     if (PARK__LIKELY(park__mutex_store_unlock)) {
         if (PARK__LIKELY(__atomic_load_n(&m->state_, __ATOMIC_RELAXED) == PARK__MUTEX_LOCKED)) {
             /* L -> 0. release: pairs with the acquire of the next lock. */

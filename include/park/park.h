@@ -16,5 +16,6 @@
 #include <park/task.h>
 #include <park/chan.h>
 #include <park/profile.h>
+#include <park/order.h>
 
 #endif /* PARK_PARK_H */

@@ -56,6 +56,7 @@
 #define PARK_RWLOCK_H
 
 #include <park/common.h>
+#include <park/order.h>
 #include <park/time.h>
 
 PARK_BEGIN_DECLS
@@ -117,20 +118,8 @@ PARK_API void park_rwlock_init(park_rwlock_t *rw);
  * reused. Never blocks. Acquire ordering (after every earlier release). */
 PARK_API int park_rwlock_destroy(park_rwlock_t *rw);
 
-/* Takes a read hold, blocking while a writer holds the lock or waits for
- * it. Acquire ordering.
- *
- * Calling it while the calling thread already holds a read hold on *rw
- * deadlocks if a writer waits. PARK_DEBUG builds of the library abort with
- * a message instead when, at the moment this call would park because a
- * writer waits while readers hold the lock, the calling thread still has a
- * read hold on *rw that it took itself (by read_lock, read_trylock,
- * read_lock_until or downgrade) and has not released. A hold released by a
- * thread other than the one that took it turns the check off for that
- * lock until it is initialised again (holds are recorded per thread, at
- * most 8 locks per thread; a hold beyond those counts as released
- * elsewhere), so the check never reports a lock the thread does not hold. */
-PARK__INLINE void park_rwlock_read_lock(park_rwlock_t *rw)
+/* Private: park_rwlock_read_lock without the lock-order hooks. */
+PARK__INLINE void park__rwlock_read_lock_plain(park_rwlock_t *rw)
 {
     /* The first try guesses "free", so an uncontended lock costs one CAS
      * and no load before it; a failed try returns the word to retry with. */
@@ -148,9 +137,28 @@ PARK__INLINE void park_rwlock_read_lock(park_rwlock_t *rw)
     park__rwlock_read_lock_slow(rw);
 }
 
-/* Takes a read hold if no writer holds the lock or waits for it: true
- * (acquire ordering) or false. Never blocks. */
-PARK__INLINE bool park_rwlock_read_trylock(park_rwlock_t *rw)
+/* Takes a read hold, blocking while a writer holds the lock or waits for
+ * it. Acquire ordering.
+ *
+ * Calling it while the calling thread already holds a read hold on *rw
+ * deadlocks if a writer waits. PARK_DEBUG builds of the library abort with
+ * a message instead when, at the moment this call would park because a
+ * writer waits while readers hold the lock, the calling thread still has a
+ * read hold on *rw that it took itself (by read_lock, read_trylock,
+ * read_lock_until or downgrade) and has not released. A hold released by a
+ * thread other than the one that took it turns the check off for that
+ * lock until it is initialised again (holds are recorded per thread, at
+ * most 8 locks per thread; a hold beyond those counts as released
+ * elsewhere), so the check never reports a lock the thread does not hold. */
+PARK__INLINE void park_rwlock_read_lock(park_rwlock_t *rw)
+{
+    PARK__ORDER_LOCK(rw, PARK__ORDER_READ);
+    park__rwlock_read_lock_plain(rw);
+    PARK__ORDER_HELD(rw);
+}
+
+/* Private: park_rwlock_read_trylock without the lock-order hooks. */
+PARK__INLINE bool park__rwlock_read_trylock_plain(park_rwlock_t *rw)
 {
     if (PARK__UNLIKELY(park__rwlock_tracked))
         return park__rwlock_read_trylock_slow(rw);
@@ -164,6 +172,16 @@ PARK__INLINE bool park_rwlock_read_trylock(park_rwlock_t *rw)
     return false;
 }
 
+/* Takes a read hold if no writer holds the lock or waits for it: true
+ * (acquire ordering) or false. Never blocks. */
+PARK__INLINE bool park_rwlock_read_trylock(park_rwlock_t *rw)
+{
+    bool taken = park__rwlock_read_trylock_plain(rw);
+    if (taken)
+        PARK__ORDER_HELD(rw);
+    return taken;
+}
+
 /* Takes a read hold, blocking while a writer holds the lock or waits for
  * it, until the absolute deadline (CLOCK_MONOTONIC ns; PARK_FOREVER never
  * expires) has passed: 0 (acquire ordering) or ETIMEDOUT (no hold taken).
@@ -171,6 +189,17 @@ PARK__INLINE bool park_rwlock_read_trylock(park_rwlock_t *rw)
  * deadline has passed. With PARK_FOREVER, PARK_DEBUG builds check for
  * re-entry as park_rwlock_read_lock does. */
 PARK_API int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline);
+#ifdef PARK_CHECK_ORDER
+PARK__INLINE int park__rwlock_read_lock_until_checked(park_rwlock_t *rw, park_time_t deadline)
+{
+    PARK__ORDER_LOCK(rw, PARK__ORDER_TIMED | PARK__ORDER_READ);
+    int err = park_rwlock_read_lock_until(rw, deadline);
+    if (err == 0)
+        PARK__ORDER_HELD(rw);
+    return err;
+}
+#define park_rwlock_read_lock_until park__rwlock_read_lock_until_checked
+#endif
 
 /* Releases a read hold (the caller's or any other thread's). Release
  * ordering. Does not block; the last reader out hands the lock to a waiting
@@ -181,6 +210,7 @@ PARK_API int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline
  * read the caller does not hold while others do is undefined. */
 PARK__INLINE void park_rwlock_read_unlock(park_rwlock_t *rw)
 {
+    PARK__ORDER_RELEASED(rw);
     if (PARK__LIKELY(!park__rwlock_tracked)) {
         /* release: pairs with the acquire of the next write lock (its CAS
          * reads this word, or a later value of it). */
@@ -198,10 +228,8 @@ PARK__INLINE void park_rwlock_read_unlock(park_rwlock_t *rw)
     park__rwlock_read_unlock_slow(rw);
 }
 
-/* Takes the write hold, blocking while anyone holds the lock (and behind
- * the writers queued before). Acquire ordering. Relocking a lock the
- * caller holds (for reading or writing) deadlocks. */
-PARK__INLINE void park_rwlock_write_lock(park_rwlock_t *rw)
+/* Private: park_rwlock_write_lock without the lock-order hooks. */
+PARK__INLINE void park__rwlock_write_lock_plain(park_rwlock_t *rw)
 {
     uint32_t s = 0;
     /* acquire: pairs with the release of the last unlock. */
@@ -211,14 +239,33 @@ PARK__INLINE void park_rwlock_write_lock(park_rwlock_t *rw)
     park__rwlock_write_lock_slow(rw);
 }
 
-/* Takes the write hold if the lock is free and nobody is queued for it:
- * true (acquire ordering) or false. Never blocks. */
-PARK__INLINE bool park_rwlock_write_trylock(park_rwlock_t *rw)
+/* Takes the write hold, blocking while anyone holds the lock (and behind
+ * the writers queued before). Acquire ordering. Relocking a lock the
+ * caller holds (for reading or writing) deadlocks. */
+PARK__INLINE void park_rwlock_write_lock(park_rwlock_t *rw)
+{
+    PARK__ORDER_LOCK(rw, 0);
+    park__rwlock_write_lock_plain(rw);
+    PARK__ORDER_HELD(rw);
+}
+
+/* Private: park_rwlock_write_trylock without the lock-order hooks. */
+PARK__INLINE bool park__rwlock_write_trylock_plain(park_rwlock_t *rw)
 {
     uint32_t s = 0;
     /* acquire: pairs with the release of the last unlock. */
     return __atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_WRITER, false, __ATOMIC_ACQUIRE,
                                        __ATOMIC_RELAXED);
+}
+
+/* Takes the write hold if the lock is free and nobody is queued for it:
+ * true (acquire ordering) or false. Never blocks. */
+PARK__INLINE bool park_rwlock_write_trylock(park_rwlock_t *rw)
+{
+    bool taken = park__rwlock_write_trylock_plain(rw);
+    if (taken)
+        PARK__ORDER_HELD(rw);
+    return taken;
 }
 
 /* Takes the write hold, blocking while anyone holds the lock, until the
@@ -228,6 +275,17 @@ PARK__INLINE bool park_rwlock_write_trylock(park_rwlock_t *rw)
  * in the readers it was holding back (unless another writer still waits or
  * holds the lock). */
 PARK_API int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadline);
+#ifdef PARK_CHECK_ORDER
+PARK__INLINE int park__rwlock_write_lock_until_checked(park_rwlock_t *rw, park_time_t deadline)
+{
+    PARK__ORDER_LOCK(rw, PARK__ORDER_TIMED);
+    int err = park_rwlock_write_lock_until(rw, deadline);
+    if (err == 0)
+        PARK__ORDER_HELD(rw);
+    return err;
+}
+#define park_rwlock_write_lock_until park__rwlock_write_lock_until_checked
+#endif
 
 /* Releases the write hold (the caller's or any other thread's). Release
  * ordering. Does not block; hands the lock to the next queued writer, or
@@ -236,6 +294,7 @@ PARK_API int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadlin
  * with a message in every build. */
 PARK__INLINE void park_rwlock_write_unlock(park_rwlock_t *rw)
 {
+    PARK__ORDER_RELEASED(rw);
     uint32_t s = PARK__RW_WRITER;
     /* release: pairs with the acquire of the next lock. */
     if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, 0, false, __ATOMIC_RELEASE,

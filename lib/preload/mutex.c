@@ -70,7 +70,7 @@ static inline void pp_set_owner(pp_mutex_t *p, uintptr_t who)
     __atomic_store_n(&p->owner, who, __ATOMIC_RELAXED);
 }
 
-int pp_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+static inline int mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
     int type = PTHREAD_MUTEX_NORMAL, protocol = PTHREAD_PRIO_NONE;
     int robust = PTHREAD_MUTEX_STALLED, pshared = PTHREAD_PROCESS_PRIVATE;
@@ -91,9 +91,15 @@ int pp_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
     pp_count(PP_MUTEX, true);
     return 0;
 }
+int pp_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        park__order_forget(m); /* a new lock, if the memory held another */
+    return mutex_init(m, attr);
+}
 PP_EXPORT1(pp_mutex_init, pthread_mutex_init, "GLIBC_2.2.5")
 
-int pp_mutex_destroy(pthread_mutex_t *m)
+static inline int mutex_destroy(pthread_mutex_t *m)
 {
     int32_t kind = pp_kind(m);
     if (pp_passed(kind))
@@ -104,6 +110,13 @@ int pp_mutex_destroy(pthread_mutex_t *m)
      * (glibc's calls return EINVAL on it). */
     __atomic_store_n(&pp_of(m)->kind, PP_MUTEX_DESTROYED, __ATOMIC_RELAXED);
     return 0;
+}
+int pp_mutex_destroy(pthread_mutex_t *m)
+{
+    int r = mutex_destroy(m);
+    if (PARK__UNLIKELY(PARK__ORDER_ON()) && r == 0)
+        park__order_forget(m);
+    return r;
 }
 PP_EXPORT1(pp_mutex_destroy, pthread_mutex_destroy, "GLIBC_2.2.5")
 
@@ -150,7 +163,7 @@ static int pp_mutex_lock_slow(pthread_mutex_t *m, int32_t kind)
     return 0;
 }
 
-int pp_mutex_lock(pthread_mutex_t *m)
+static inline int mutex_lock(pthread_mutex_t *m)
 {
     int32_t kind = pp_kind(m);
     if (PARK__LIKELY(kind == PP_MUTEX_COUNTED ||
@@ -160,9 +173,25 @@ int pp_mutex_lock(pthread_mutex_t *m)
     }
     return pp_mutex_lock_slow(m, kind);
 }
+/* Lock-order checking (park/order.h), out of the way of the calls. */
+__attribute__((noinline)) static int mutex_lock_checked(pthread_mutex_t *m, const void *site)
+{
+    park__order_lock(m, 0, site);
+    int r = mutex_lock(m);
+    if (r == 0)
+        park__order_held(m, site);
+    return r;
+}
+
+int pp_mutex_lock(pthread_mutex_t *m)
+{
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        return mutex_lock_checked(m, __builtin_return_address(0));
+    return mutex_lock(m);
+}
 PP_EXPORT1(pp_mutex_lock, pthread_mutex_lock, "GLIBC_2.2.5")
 
-int pp_mutex_trylock(pthread_mutex_t *m)
+static inline int mutex_trylock(pthread_mutex_t *m)
 {
     int32_t kind = pp_kind(m);
     if (pp_passed(kind))
@@ -181,6 +210,13 @@ int pp_mutex_trylock(pthread_mutex_t *m)
         return EBUSY;
     pp_mutex_took(p, type);
     return 0;
+}
+int pp_mutex_trylock(pthread_mutex_t *m)
+{
+    int r = mutex_trylock(m);
+    if (PARK__UNLIKELY(PARK__ORDER_ON()) && r == 0)
+        park__order_held(m, __builtin_return_address(0));
+    return r;
 }
 PP_EXPORT2(pp_mutex_trylock, pthread_mutex_trylock, "GLIBC_2.2.5", "GLIBC_2.34")
 
@@ -207,21 +243,40 @@ static int pp_mutex_lock_at(pthread_mutex_t *m, clockid_t clock, const struct ti
     return 0;
 }
 
-int pp_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+static inline int mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
     if (pp_passed(pp_kind(m)))
         return PP_REAL(pp_mutex_time_fn, pthread_mutex_timedlock)(m, abstime);
     return pp_mutex_lock_at(m, CLOCK_REALTIME, abstime);
 }
+int pp_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        park__order_lock(m, PARK__ORDER_TIMED, __builtin_return_address(0));
+    int r = mutex_timedlock(m, abstime);
+    if (PARK__UNLIKELY(PARK__ORDER_ON()) && r == 0)
+        park__order_held(m, __builtin_return_address(0));
+    return r;
+}
 PP_EXPORT2(pp_mutex_timedlock, pthread_mutex_timedlock, "GLIBC_2.2.5", "GLIBC_2.34")
 
-int pp_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+static inline int mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+                                  const struct timespec *abstime)
 {
     if (pp_passed(pp_kind(m)))
         return PP_REAL(pp_mutex_clock_fn, pthread_mutex_clocklock)(m, clock, abstime);
     if (pp_check_clock(clock))
         return EINVAL;
     return pp_mutex_lock_at(m, clock, abstime);
+}
+int pp_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        park__order_lock(m, PARK__ORDER_TIMED, __builtin_return_address(0));
+    int r = mutex_clocklock(m, clock, abstime);
+    if (PARK__UNLIKELY(PARK__ORDER_ON()) && r == 0)
+        park__order_held(m, __builtin_return_address(0));
+    return r;
 }
 PP_EXPORT2(pp_mutex_clocklock, pthread_mutex_clocklock, "GLIBC_2.30", "GLIBC_2.34")
 
@@ -240,7 +295,7 @@ static inline int pp_mutex_leave(pp_mutex_t *p, int type)
     return -1;
 }
 
-int pp_mutex_unlock(pthread_mutex_t *m)
+static inline int mutex_unlock(pthread_mutex_t *m)
 {
     int32_t kind = pp_kind(m);
     if (PARK__LIKELY(kind == PP_MUTEX_COUNTED ||
@@ -256,6 +311,12 @@ int pp_mutex_unlock(pthread_mutex_t *m)
         return r;
     pp_mutex_release(m);
     return 0;
+}
+int pp_mutex_unlock(pthread_mutex_t *m)
+{
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        park__order_released(m);
+    return mutex_unlock(m);
 }
 PP_EXPORT1(pp_mutex_unlock, pthread_mutex_unlock, "GLIBC_2.2.5")
 

@@ -88,7 +88,7 @@ static void pp_record(pthread_rwlock_t *rw)
 
 enum { PP_BLOCK, PP_TRY, PP_UNTIL };
 
-static int pp_read(pthread_rwlock_t *rw, int how, park_time_t deadline)
+static int read_impl(pthread_rwlock_t *rw, int how, park_time_t deadline)
 {
     pp_rwlock_t *p = pp_of(rw);
     pp_rw_counted(p);
@@ -120,7 +120,7 @@ static int pp_read(pthread_rwlock_t *rw, int how, park_time_t deadline)
     return 0;
 }
 
-static int pp_write(pthread_rwlock_t *rw, int how, park_time_t deadline)
+static int write_impl(pthread_rwlock_t *rw, int how, park_time_t deadline)
 {
     pp_rwlock_t *p = pp_of(rw);
     pp_rw_counted(p);
@@ -141,6 +141,36 @@ static int pp_write(pthread_rwlock_t *rw, int how, park_time_t deadline)
     return 0;
 }
 
+typedef int pp_take_fn(pthread_rwlock_t *rw, int how, park_time_t deadline);
+
+/* Lock-order checking (park/order.h), out of the way of the calls. */
+__attribute__((noinline)) static int take_checked(pp_take_fn *take, pthread_rwlock_t *rw, int how,
+                                                  park_time_t deadline, unsigned flags,
+                                                  const void *site)
+{
+    if (how != PP_TRY)
+        park__order_lock(rw, flags | (how == PP_UNTIL ? PARK__ORDER_TIMED : 0), site);
+    int r = take(rw, how, deadline);
+    if (r == 0)
+        park__order_held(rw, site);
+    return r;
+}
+
+/* A read (write) hold; site: the program's call site. */
+static inline int pp_read(pthread_rwlock_t *rw, int how, park_time_t deadline, const void *site)
+{
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        return take_checked(read_impl, rw, how, deadline, PARK__ORDER_READ, site);
+    return read_impl(rw, how, deadline);
+}
+
+static inline int pp_write(pthread_rwlock_t *rw, int how, park_time_t deadline, const void *site)
+{
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        return take_checked(write_impl, rw, how, deadline, 0, site);
+    return write_impl(rw, how, deadline);
+}
+
 int pp_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 {
     int pshared = PTHREAD_PROCESS_PRIVATE, kind = PTHREAD_RWLOCK_DEFAULT_NP;
@@ -153,6 +183,8 @@ int pp_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
         return PP_REAL(int (*)(pthread_rwlock_t *, const pthread_rwlockattr_t *),
                        pthread_rwlock_init)(rw, attr);
     }
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        park__order_forget(rw); /* a new lock, if the memory held another */
     memset(rw, 0, sizeof *rw);
     pp_of(rw)->kind = (uint32_t)kind;
     pp_of(rw)->counted = 1;
@@ -165,7 +197,10 @@ int pp_rwlock_destroy(pthread_rwlock_t *rw)
 {
     if (pp_passed(rw))
         return PP_REAL(pp_rw_fn, pthread_rwlock_destroy)(rw);
-    return park_rwlock_destroy(&pp_of(rw)->lock);
+    int r = park_rwlock_destroy(&pp_of(rw)->lock);
+    if (PARK__UNLIKELY(PARK__ORDER_ON()) && r == 0)
+        park__order_forget(rw);
+    return r;
 }
 PP_EXPORT2(pp_rwlock_destroy, pthread_rwlock_destroy, "GLIBC_2.2.5", "GLIBC_2.34")
 
@@ -173,7 +208,7 @@ int pp_rwlock_rdlock(pthread_rwlock_t *rw)
 {
     if (pp_passed(rw))
         return PP_REAL(pp_rw_fn, pthread_rwlock_rdlock)(rw);
-    return pp_read(rw, PP_BLOCK, 0);
+    return pp_read(rw, PP_BLOCK, 0, __builtin_return_address(0));
 }
 PP_EXPORT2(pp_rwlock_rdlock, pthread_rwlock_rdlock, "GLIBC_2.2.5", "GLIBC_2.34")
 
@@ -181,7 +216,7 @@ int pp_rwlock_tryrdlock(pthread_rwlock_t *rw)
 {
     if (pp_passed(rw))
         return PP_REAL(pp_rw_fn, pthread_rwlock_tryrdlock)(rw);
-    return pp_read(rw, PP_TRY, 0);
+    return pp_read(rw, PP_TRY, 0, __builtin_return_address(0));
 }
 PP_EXPORT2(pp_rwlock_tryrdlock, pthread_rwlock_tryrdlock, "GLIBC_2.2.5", "GLIBC_2.34")
 
@@ -191,7 +226,7 @@ int pp_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
         return PP_REAL(pp_rw_time_fn, pthread_rwlock_timedrdlock)(rw, abstime);
     if (!pp_valid_ts(abstime)) /* as glibc: checked even when free */
         return EINVAL;
-    return pp_read(rw, PP_UNTIL, pp_deadline(CLOCK_REALTIME, abstime));
+    return pp_read(rw, PP_UNTIL, pp_deadline(CLOCK_REALTIME, abstime), __builtin_return_address(0));
 }
 PP_EXPORT2(pp_rwlock_timedrdlock, pthread_rwlock_timedrdlock, "GLIBC_2.2.5", "GLIBC_2.34")
 
@@ -201,7 +236,7 @@ int pp_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, const struct ti
         return PP_REAL(pp_rw_clock_fn, pthread_rwlock_clockrdlock)(rw, clock, abstime);
     if (pp_check_clock(clock) || !pp_valid_ts(abstime))
         return EINVAL;
-    return pp_read(rw, PP_UNTIL, pp_deadline(clock, abstime));
+    return pp_read(rw, PP_UNTIL, pp_deadline(clock, abstime), __builtin_return_address(0));
 }
 PP_EXPORT2(pp_rwlock_clockrdlock, pthread_rwlock_clockrdlock, "GLIBC_2.30", "GLIBC_2.34")
 
@@ -209,7 +244,7 @@ int pp_rwlock_wrlock(pthread_rwlock_t *rw)
 {
     if (pp_passed(rw))
         return PP_REAL(pp_rw_fn, pthread_rwlock_wrlock)(rw);
-    return pp_write(rw, PP_BLOCK, 0);
+    return pp_write(rw, PP_BLOCK, 0, __builtin_return_address(0));
 }
 PP_EXPORT2(pp_rwlock_wrlock, pthread_rwlock_wrlock, "GLIBC_2.2.5", "GLIBC_2.34")
 
@@ -217,7 +252,7 @@ int pp_rwlock_trywrlock(pthread_rwlock_t *rw)
 {
     if (pp_passed(rw))
         return PP_REAL(pp_rw_fn, pthread_rwlock_trywrlock)(rw);
-    return pp_write(rw, PP_TRY, 0);
+    return pp_write(rw, PP_TRY, 0, __builtin_return_address(0));
 }
 PP_EXPORT2(pp_rwlock_trywrlock, pthread_rwlock_trywrlock, "GLIBC_2.2.5", "GLIBC_2.34")
 
@@ -227,7 +262,8 @@ int pp_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)
         return PP_REAL(pp_rw_time_fn, pthread_rwlock_timedwrlock)(rw, abstime);
     if (!pp_valid_ts(abstime))
         return EINVAL;
-    return pp_write(rw, PP_UNTIL, pp_deadline(CLOCK_REALTIME, abstime));
+    return pp_write(rw, PP_UNTIL, pp_deadline(CLOCK_REALTIME, abstime),
+                    __builtin_return_address(0));
 }
 PP_EXPORT2(pp_rwlock_timedwrlock, pthread_rwlock_timedwrlock, "GLIBC_2.2.5", "GLIBC_2.34")
 
@@ -237,7 +273,7 @@ int pp_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct ti
         return PP_REAL(pp_rw_clock_fn, pthread_rwlock_clockwrlock)(rw, clock, abstime);
     if (pp_check_clock(clock) || !pp_valid_ts(abstime))
         return EINVAL;
-    return pp_write(rw, PP_UNTIL, pp_deadline(clock, abstime));
+    return pp_write(rw, PP_UNTIL, pp_deadline(clock, abstime), __builtin_return_address(0));
 }
 PP_EXPORT2(pp_rwlock_clockwrlock, pthread_rwlock_clockwrlock, "GLIBC_2.30", "GLIBC_2.34")
 
@@ -245,6 +281,8 @@ int pp_rwlock_unlock(pthread_rwlock_t *rw)
 {
     if (pp_passed(rw))
         return PP_REAL(pp_rw_fn, pthread_rwlock_unlock)(rw);
+    if (PARK__UNLIKELY(PARK__ORDER_ON()))
+        park__order_released(rw);
     pp_rwlock_t *p = pp_of(rw);
     if (pp_writer(p) == pp_self()) {
         __atomic_store_n(&p->writer, 0, __ATOMIC_RELAXED);

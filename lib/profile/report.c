@@ -20,6 +20,7 @@
 #endif
 
 #include "os/os.h"
+#include "profile/order.h"
 #include "profile/tables.h"
 
 bool park__profile_on;
@@ -259,6 +260,15 @@ static void name_of(namer_t *nm, uintptr_t pc, bool offset, bool where, char *bu
     else
         snprintf(buf, size, "0x%lx%s", (unsigned long)pc, line);
     free(plain);
+}
+
+void park__profile_name_pcs(const uintptr_t *pcs, size_t n, char *names, size_t each)
+{
+    namer_t nm;
+    namer_open(&nm);
+    for (size_t i = 0; i < n; i++)
+        name_of(&nm, pcs[i], false, true, names + i * each, each);
+    namer_close(&nm);
 }
 
 /* ---- merging ------------------------------------------------------------- */
