@@ -177,7 +177,7 @@ int park__futex_wait_on(uint32_t *word, uint32_t expected, park_time_t deadline,
 
 void park__fault_pause(void)
 {
-    if (fault_seed != 0 && fault_random() % 16 == 0)
+    if (fault_seed != 0 && fault_random() % 32 == 0)
         fault_delay();
 }
 

@@ -19,7 +19,6 @@
  * graph's lock (slots are written once, published by a release store);
  * inserts, forgets and the cycle search hold it. Each thread's held locks
  * are its own (thread-local). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,20 +262,14 @@ static bool path(uint32_t from, uint32_t to)
 
 #define CYCLE_MAX 8 /* edges a report prints */
 
-/* A lock as the report shows it: its address, and its symbol if it is a
- * global or static variable that dladdr can name ("0x... (name+0x8)"). */
-static void lock_name(uintptr_t lock, char *buf, size_t size)
+/* A lock as the report shows it: its address, and the variable's name if
+ * it has one ("0x... (name)"). */
+static void lock_name(uintptr_t lock, const char *name, char *buf, size_t size)
 {
-    Dl_info info;
-    if (dladdr((void *)lock, &info) && info.dli_sname && info.dli_saddr) {
-        uintptr_t off = lock - (uintptr_t)info.dli_saddr;
-        if (off)
-            snprintf(buf, size, "%p (%s+0x%lx)", (void *)lock, info.dli_sname, (unsigned long)off);
-        else
-            snprintf(buf, size, "%p (%s)", (void *)lock, info.dli_sname);
-    } else {
+    if (*name)
+        snprintf(buf, size, "%p (%s)", (void *)lock, name);
+    else
         snprintf(buf, size, "%p", (void *)lock);
-    }
 }
 
 /* Reports the cycle closed by edge `closing` (from -> to, with the path
@@ -302,17 +295,19 @@ static void report(uint32_t closing)
     unlock_graph();
 
     enum { EACH = 256 };
-    static char names[CYCLE_MAX * 2][EACH]; /* under `busy`; one report at a time */
+    static char names[CYCLE_MAX * 4][EACH]; /* under `reporting` */
     static uint32_t reporting;
     while (__atomic_exchange_n(&reporting, 1, __ATOMIC_ACQUIRE))
         park__os_yield();
-    uintptr_t pcs[CYCLE_MAX * 2];
+    uintptr_t pcs[CYCLE_MAX * 4];
     for (unsigned i = 0; i < n; i++) {
         pcs[2 * i] = cyc[i].from_site;
         pcs[2 * i + 1] = cyc[i].to_site;
+        pcs[2 * n + 2 * i] = locks[i][0];
+        pcs[2 * n + 2 * i + 1] = locks[i][1];
     }
-    park__profile_name_pcs(pcs, 2 * n, &names[0][0], EACH);
-    char line[4 * EACH];
+    park__profile_name_pcs(pcs, 2 * n, 2 * n, &names[0][0], EACH);
+    char line[16 * EACH];
     snprintf(line, sizeof line,
              "park: lock-order inversion: a cycle of %u lock%s; threads taking them in these "
              "orders can deadlock:\n",
@@ -321,9 +316,9 @@ static void report(uint32_t closing)
     /* Print in the order the locks are taken around the cycle. */
     for (unsigned k = n; k-- > 0;) {
         edge_t e = cyc[k];
-        char first[96], second[96];
-        lock_name(locks[k][0], first, sizeof first);
-        lock_name(locks[k][1], second, sizeof second);
+        char first[EACH + 32], second[EACH + 32];
+        lock_name(locks[k][0], names[2 * n + 2 * k], first, sizeof first);
+        lock_name(locks[k][1], names[2 * n + 2 * k + 1], second, sizeof second);
         snprintf(line, sizeof line, "  %s then %s%s\n    %s taken at %s\n    %s taken at %s\n",
                  first, second,
                  e.flags & PARK__ORDER_TIMED  ? " (the second by a timed acquisition)"

@@ -15,7 +15,9 @@ static inline bool park__order_checking(void)
 uint64_t park__order_cycles(void);
 
 /* Names n code addresses (return addresses) as the profile report does,
- * into n strings of `each` bytes at names (lib/profile/report.c). */
-void park__profile_name_pcs(const uintptr_t *pcs, size_t n, char *names, size_t each);
+ * then n_data data addresses (a variable's "name+0xoff", or "" if none),
+ * into strings of `each` bytes at names (lib/profile/report.c). */
+void park__profile_name_pcs(const uintptr_t *pcs, size_t n, size_t n_data, char *names,
+                            size_t each);
 
 #endif /* PARK_LIB_PROFILE_ORDER_H */

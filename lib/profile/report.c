@@ -262,12 +262,20 @@ static void name_of(namer_t *nm, uintptr_t pc, bool offset, bool where, char *bu
     free(plain);
 }
 
-void park__profile_name_pcs(const uintptr_t *pcs, size_t n, char *names, size_t each)
+void park__profile_name_pcs(const uintptr_t *pcs, size_t n, size_t n_data, char *names, size_t each)
 {
     namer_t nm;
     namer_open(&nm);
     for (size_t i = 0; i < n; i++)
         name_of(&nm, pcs[i], false, true, names + i * each, each);
+    for (size_t i = n; i < n + n_data; i++) {
+        char *out = names + i * each;
+        /* name_of looks up the byte before a return address: the
+         * variable that holds pcs[i], by name only. */
+        name_of(&nm, pcs[i] + 1, false, false, out, each);
+        if (strncmp(out, "0x", 2) == 0 || strchr(out, '+'))
+            *out = '\0'; /* no symbol: on the heap, a stack, or unnamed */
+    }
     namer_close(&nm);
 }
 

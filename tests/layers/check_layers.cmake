@@ -35,6 +35,7 @@ set(park_public_places
   time.h    base
   version.h base
   profile.h base
+  order.h   base
   pool.h    pool
   task.h    task
   mutex.h   prim
