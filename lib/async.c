@@ -106,6 +106,11 @@ park__waiter_t *park__acq_ctx_waiter(void *ctx)
     return &((acq_t *)((char *)ctx - offsetof(acq_t, ctx)))->waiter;
 }
 
+void *park__acq_waiter_ctx(park__waiter_t *w)
+{
+    return ((acq_t *)((char *)w - offsetof(acq_t, waiter)))->ctx;
+}
+
 int park__acq_enqueue(park_task_t *t, unsigned flags)
 {
     acq_t *a = acq_of(t);

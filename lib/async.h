@@ -67,6 +67,8 @@ park__waiter_t *park__acq_waiter(park_task_t *t);
  * after_removed that reads what wakers wrote to it while it was queued
  * (its grant: no waker writes it once it has left the queue). */
 park__waiter_t *park__acq_ctx_waiter(void *ctx);
+/* The reverse: the ctx of the acquisition whose waiter is w. */
+void *park__acq_waiter_ctx(park__waiter_t *w);
 
 /* Enqueues the acquisition (park__wait_enqueue with ops->wait and the
  * ctx). PARK__WAIT_QUEUED: the task is live in the queue (and may already

@@ -118,6 +118,13 @@ __attribute__((constructor)) static void lazy_fork_register(void)
 
 /* ---- ending a run ------------------------------------------------------ */
 
+/* What a waiter carries, thread or task (the ctx of the callbacks). */
+struct queue_ctx {
+    uint32_t *state;
+    park_lazy_t *l; /* a task's: whose value its grant returns */
+    void *value;    /* a task's: that value, copied as the run ends */
+};
+
 struct end_ctx {
     uint32_t *state;
     uint32_t to; /* READY or IDLE */
@@ -128,6 +135,14 @@ static unsigned grant_result(void *ctx, park__waiter_t *w)
 {
     struct end_ctx *e = ctx;
     w->grant = (uintptr_t)(intptr_t)e->err;
+    if (w->notify) {
+        /* A task (lazy.c's only notified waiters): its value is copied
+         * now, on the runner's thread before store_end, since the object
+         * may be freed as soon as READY is published, before the task's
+         * completion reads it (async_granted). */
+        struct queue_ctx *c = park__acq_waiter_ctx(w);
+        c->value = e->err == 0 ? c->l->value_ : NULL;
+    }
     return PARK__SELECT_GRANT;
 }
 
@@ -176,11 +191,6 @@ static int run(uint32_t *state, int (*call)(void *ctx), void *ctx)
 
 /* ---- waiting for a run ------------------------------------------------- */
 
-/* What a waiter carries, thread or task (the ctx of the callbacks). */
-struct queue_ctx {
-    uint32_t *state;
-    park_lazy_t *l; /* a task's: whose value its grant returns */
-};
 
 static bool queue_validate(void *ctx)
 {
@@ -366,8 +376,7 @@ static int async_outcome(void *ctx, park__waiter_t *w)
 static void *async_granted(void *ctx, park__waiter_t *w)
 {
     (void)w;
-    /* Ordered after the run's publication by the bucket lock. */
-    return ((struct queue_ctx *)ctx)->l->value_;
+    return ((struct queue_ctx *)ctx)->value; /* grant_result's copy */
 }
 
 static void async_give_back(void *ctx, park__waiter_t *w)

@@ -910,14 +910,12 @@ static void event_check(void)
 
 #define LAZY_THREADS 3
 
-/* One generation: fresh memory, freed GEN_RETIRED generations after every
- * thread had its value. Not at once: the continuation that ends an
- * asynchronous run reads the lazy's value for each task it grants after
- * the store that publishes the value (lib/lazy.c, async_granted), and a
- * task whose owner stopped waiting for it (dropped, or a timed-out
- * park_lazy_get_until that started the run) is still granted then, while
- * the callers already have the value and may free the lazy. */
-#define GEN_RETIRED 16
+/* One generation: fresh memory, freed at the end of the next one (the
+ * completion that ends a phase still holds the generation it ended). Its
+ * asynchronous runs' continuations touch nothing of it once its value is
+ * published, also for tasks whose owners stopped waiting (lib/lazy.c,
+ * grant_result). */
+#define GEN_RETIRED 1
 
 struct gen {
     park_lazy_t lazy;

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -279,7 +280,54 @@ TEST(lazy_sixteen_racing_first_callers_with_random_failures_on_two_cores)
     run_stress(16, test_scaled(800));
 }
 
+/* ---- freeing an asynchronous lazy once its value is out ------------------ */
+
+/* Tasks queued behind a run: once the first has the value and the others
+ * are dropped, nothing of the lazy is in use and it is freed at once. The
+ * run's end still completes the queued tasks: it must not read the lazy
+ * for their value after publishing it (ASan: use after free; TSan: a
+ * race with free). */
+#define FREE_WAITERS 16
+
+static int slow_value(void *arg, void **result)
+{
+    test_sleep_ns(200 * US);
+    *result = arg;
+    return 0;
+}
+
+static park_task_t *slow_factory(void *arg, park_pool_t *pool)
+{
+    return park_task_run(pool, slow_value, arg);
+}
+
+TEST(lazy_async_freed_as_soon_as_its_value_is_out_is_not_touched_again)
+{
+    park_pool_t *pool = NULL;
+    park_pool_config_t cfg = {.threads = 2};
+    ASSERT_EQ(park_pool_create(&pool, &cfg), 0);
+    uint64_t rounds = test_scaled(300);
+    for (uint64_t i = 0; i < rounds; i++) {
+        park_lazy_t *l = malloc(sizeof *l);
+        ASSERT_TRUE(l != NULL);
+        park_lazy_init_async(l, pool, slow_factory, l);
+        park_task_t *t[FREE_WAITERS];
+        for (int k = 0; k < FREE_WAITERS; k++) {
+            t[k] = park_lazy_get_async(l, pool);
+            ASSERT_TRUE(t[k] != NULL);
+        }
+        void *v = NULL;
+        ASSERT_EQ(park_task_wait(t[0], &v), 0);
+        ASSERT_TRUE(v == l);
+        for (int k = 0; k < FREE_WAITERS; k++)
+            park_task_release(t[k]);
+        free(l);
+    }
+    park_pool_destroy(pool);
+}
+
 static const test_case_t tests[] = {
+    TEST_ENTRY(lazy_async_freed_as_soon_as_its_value_is_out_is_not_touched_again),
     TEST_ENTRY(lazy_racing_first_callers_with_random_failures_run_once_per_failure_plus_one),
     TEST_ENTRY(lazy_sixteen_racing_first_callers_with_random_failures_on_two_cores),
 };
