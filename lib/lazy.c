@@ -191,7 +191,6 @@ static int run(uint32_t *state, int (*call)(void *ctx), void *ctx)
 
 /* ---- waiting for a run ------------------------------------------------- */
 
-
 static bool queue_validate(void *ctx)
 {
     uint32_t *state = ((struct queue_ctx *)ctx)->state;
