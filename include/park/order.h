@@ -10,6 +10,7 @@
  * the program carries on or aborts. Try-locks record no order (they cannot
  * wait); timed acquisitions record theirs, reported as timed. A destroyed
  * lock leaves the graph, so memory reused for another lock is a new lock.
+ * Locks are nodes by address, or by class where park_order_class says so.
  *
  * Switched by the environment variable PARK_CHECK_ORDER, read at start:
  * unset: on (aborting) in PARK_DEBUG builds of the library, off otherwise;
@@ -27,6 +28,20 @@
 #include <park/common.h>
 
 PARK_BEGIN_DECLS
+
+/* Makes lock one of the locks of a class: key is the address of anything
+ * of the caller's that stands for the kind (a static variable, say), name
+ * its name in reports (kept, not copied; may be NULL). The checker keeps
+ * one node for all the locks of a class, so that ten thousand locks of one
+ * kind cost one node and an order seen on one of them counts for all:
+ * taking the table lock then a connection's lock here, and another
+ * connection's lock then the table lock there, is an inversion. Orders
+ * between two locks of one class are not recorded (one thread holding two
+ * needs an order among them that the checker cannot see). A NULL key
+ * takes lock out of its class. Call it after the lock's init: init and
+ * destroy take a lock out of its class, as out of the graph. Does nothing
+ * while checking is off. */
+PARK_API void park_order_class(const void *lock, const void *key, const char *name);
 
 /* Private: the hooks (lib/profile/order.c). flags: PARK__ORDER_*; site:
  * the call site (NULL: the hook's own return address). */

@@ -38,9 +38,10 @@
 #define TOMB ((uintptr_t)1)
 
 typedef struct node {
-    uintptr_t lock;
-    uint32_t out;  /* the first edge out of this node (index + 1), 0: none */
-    uint32_t seen; /* the search that last visited it */
+    uintptr_t lock;   /* the lock, or its class's key */
+    const char *name; /* a class's name, or NULL */
+    uint32_t out;     /* the first edge out of this node (index + 1), 0: none */
+    uint32_t seen;    /* the search that last visited it */
 } node_t;
 
 typedef struct edge {
@@ -48,6 +49,7 @@ typedef struct edge {
     uint32_t next_out; /* index + 1 of the next edge out of `from` */
     uint32_t flags;    /* PARK__ORDER_* of the acquisition of `to` */
     uintptr_t from_site, to_site;
+    uintptr_t from_lock, to_lock; /* the locks that made it (of the classes) */
 } edge_t;
 
 typedef struct node_slot {
@@ -55,9 +57,15 @@ typedef struct node_slot {
     uint32_t node;
 } node_slot_t;
 
+typedef struct class_slot {
+    uintptr_t lock; /* 0 free, TOMB forgotten, else the lock (release) */
+    uintptr_t key;  /* its class's key */
+} class_slot_t;
+
 typedef struct graph {
     node_slot_t node_slots[1u << NODE_BITS];
-    uint64_t edge_slots[1u << EDGE_BITS]; /* (from << 32 | to) + 1, 0 free */
+    class_slot_t class_slots[1u << NODE_BITS]; /* lock -> class key */
+    uint64_t edge_slots[1u << EDGE_BITS];      /* (from << 32 | to) + 1, 0 free */
     uint32_t edge_of_slot[1u << EDGE_BITS];
     node_t nodes[MAX_NODES];
     edge_t edges[MAX_EDGES];
@@ -69,6 +77,7 @@ bool park__order_on;
 static bool abort_on_cycle;
 static graph_t *g;
 static uint32_t n_nodes, n_edges, search;
+static uint32_t n_classed;  /* class slots used (tombstones included) */
 static uint32_t graph_lock; /* 0 free, 1 held */
 static uint64_t cycles;
 
@@ -174,8 +183,9 @@ static uint32_t find_node(uintptr_t lock)
     }
 }
 
-/* Graph locked: lock's node (index + 1), added if new; 0 if full. */
-static uint32_t add_node(uintptr_t lock)
+/* Graph locked: the node (index + 1) of lock (a lock or a class's key,
+ * named name), added if new; 0 if full. */
+static uint32_t add_node(uintptr_t lock, const char *name)
 {
     uint32_t found = find_node(lock);
     if (found)
@@ -187,10 +197,33 @@ static uint32_t add_node(uintptr_t lock)
     while (g->node_slots[i].lock != 0 && g->node_slots[i].lock != TOMB)
         i = (i + 1) & mask;
     uint32_t n = n_nodes++;
-    g->nodes[n] = (node_t){.lock = lock};
+    g->nodes[n] = (node_t){.lock = lock, .name = name};
     g->node_slots[i].node = n;
     __atomic_store_n(&g->node_slots[i].lock, lock, __ATOMIC_RELEASE);
     return n + 1;
+}
+
+/* The slot of lock in the class table, or NULL. */
+static class_slot_t *class_slot(uintptr_t lock)
+{
+    uint32_t mask = (1u << NODE_BITS) - 1;
+    for (uint32_t i = (uint32_t)mix(lock) & mask;; i = (i + 1) & mask) {
+        /* acquire: pairs with the release in park_order_class (key set). */
+        uintptr_t k = __atomic_load_n(&g->class_slots[i].lock, __ATOMIC_ACQUIRE);
+        if (k == lock)
+            return &g->class_slots[i];
+        if (k == 0)
+            return NULL;
+    }
+}
+
+/* What lock is a node of: its class's key, or itself. */
+static uintptr_t key_of(uintptr_t lock)
+{
+    if (!__atomic_load_n(&n_classed, __ATOMIC_RELAXED))
+        return lock;
+    class_slot_t *c = class_slot(lock);
+    return c ? __atomic_load_n(&c->key, __ATOMIC_RELAXED) : lock;
 }
 
 static uint64_t edge_key(uint32_t from, uint32_t to)
@@ -212,8 +245,8 @@ static bool has_edge(uint32_t from, uint32_t to)
 }
 
 /* Graph locked: adds from -> to (index + 1 of the edge; 0 if full). */
-static uint32_t add_edge(uint32_t from, uint32_t to, unsigned flags, uintptr_t from_site,
-                         uintptr_t to_site)
+static uint32_t add_edge(uint32_t from, uint32_t to, unsigned flags, const struct held *a,
+                         uintptr_t b, uintptr_t to_site)
 {
     if (n_edges == MAX_EDGES)
         return 0;
@@ -222,8 +255,10 @@ static uint32_t add_edge(uint32_t from, uint32_t to, unsigned flags, uintptr_t f
                            .to = to,
                            .next_out = g->nodes[from].out,
                            .flags = flags,
-                           .from_site = from_site,
-                           .to_site = to_site};
+                           .from_site = a->site,
+                           .to_site = to_site,
+                           .from_lock = a->lock,
+                           .to_lock = b};
     g->nodes[from].out = e + 1;
     uint64_t key = edge_key(from, to);
     uint32_t mask = (1u << EDGE_BITS) - 1;
@@ -262,14 +297,18 @@ static bool path(uint32_t from, uint32_t to)
 
 #define CYCLE_MAX 8 /* edges a report prints */
 
-/* A lock as the report shows it: its address, and the variable's name if
- * it has one ("0x... (name)"). */
-static void lock_name(uintptr_t lock, const char *name, char *buf, size_t size)
+/* A lock as the report shows it: its address, the variable's name if it
+ * has one, and its class's if it has one ("0x... (name) of class C"). */
+static void lock_name(uintptr_t lock, const char *name, const char *class_name, char *buf,
+                      size_t size)
 {
+    const char *of = class_name ? " of class " : "";
+    if (!class_name)
+        class_name = "";
     if (*name)
-        snprintf(buf, size, "%p (%s)", (void *)lock, name);
+        snprintf(buf, size, "%p (%s)%s%s", (void *)lock, name, of, class_name);
     else
-        snprintf(buf, size, "%p", (void *)lock);
+        snprintf(buf, size, "%p%s%s", (void *)lock, of, class_name);
 }
 
 /* Reports the cycle closed by edge `closing` (from -> to, with the path
@@ -279,6 +318,7 @@ static void report(uint32_t closing)
 {
     edge_t cyc[CYCLE_MAX];
     uintptr_t locks[CYCLE_MAX][2];
+    const char *classes[CYCLE_MAX][2];
     unsigned n = 0;
     edge_t *c = &g->edges[closing - 1];
     cyc[n++] = *c;
@@ -288,8 +328,10 @@ static void report(uint32_t closing)
         at = e->from;
     }
     for (unsigned i = 0; i < n; i++) {
-        locks[i][0] = g->nodes[cyc[i].from].lock;
-        locks[i][1] = g->nodes[cyc[i].to].lock;
+        locks[i][0] = cyc[i].from_lock;
+        locks[i][1] = cyc[i].to_lock;
+        classes[i][0] = g->nodes[cyc[i].from].name;
+        classes[i][1] = g->nodes[cyc[i].to].name;
     }
     cycles++;
     unlock_graph();
@@ -307,7 +349,7 @@ static void report(uint32_t closing)
         pcs[2 * n + 2 * i + 1] = locks[i][1];
     }
     park__profile_name_pcs(pcs, 2 * n, 2 * n, &names[0][0], EACH);
-    char line[16 * EACH];
+    char line[24 * EACH];
     snprintf(line, sizeof line,
              "park: lock-order inversion: a cycle of %u lock%s; threads taking them in these "
              "orders can deadlock:\n",
@@ -316,9 +358,9 @@ static void report(uint32_t closing)
     /* Print in the order the locks are taken around the cycle. */
     for (unsigned k = n; k-- > 0;) {
         edge_t e = cyc[k];
-        char first[EACH + 32], second[EACH + 32];
-        lock_name(locks[k][0], names[2 * n + 2 * k], first, sizeof first);
-        lock_name(locks[k][1], names[2 * n + 2 * k + 1], second, sizeof second);
+        char first[2 * EACH], second[2 * EACH];
+        lock_name(locks[k][0], names[2 * n + 2 * k], classes[k][0], first, sizeof first);
+        lock_name(locks[k][1], names[2 * n + 2 * k + 1], classes[k][1], second, sizeof second);
         snprintf(line, sizeof line, "  %s then %s%s\n    %s taken at %s\n    %s taken at %s\n",
                  first, second,
                  e.flags & PARK__ORDER_TIMED  ? " (the second by a timed acquisition)"
@@ -344,18 +386,18 @@ void park__order_lock(const void *lock, unsigned flags, const void *site)
     if ((flags & PARK__ORDER_TRY) || n_held == 0 || !mapped())
         return; /* a try cannot wait: it adds no order (but is held: park__order_held) */
     busy = true;
-    uintptr_t b = (uintptr_t)lock;
-    uint32_t bn = find_node(b);
+    uintptr_t b = (uintptr_t)lock, bk = key_of(b);
+    uint32_t bn = find_node(bk);
     for (uint32_t i = 0; i < n_held && park__order_on; i++) {
-        uintptr_t a = held[i].lock;
-        if (a == b)
-            continue; /* a relock: a self-deadlock, or a recursive lock */
-        uint32_t an = find_node(a);
+        uintptr_t ak = key_of(held[i].lock);
+        if (ak == bk)
+            continue; /* a relock (a self-deadlock, or a recursive lock), or one class */
+        uint32_t an = find_node(ak);
         if (an && bn && has_edge(an - 1, bn - 1))
             continue;
         lock_graph();
-        an = add_node(a);
-        bn = an ? add_node(b) : 0;
+        an = add_node(ak, NULL);
+        bn = an ? add_node(bk, NULL) : 0;
         if (!an || !bn) {
             unlock_graph();
             give_up("too many locks");
@@ -365,7 +407,7 @@ void park__order_lock(const void *lock, unsigned flags, const void *site)
             unlock_graph();
             continue;
         }
-        uint32_t e = add_edge(an - 1, bn - 1, flags, held[i].site, at);
+        uint32_t e = add_edge(an - 1, bn - 1, flags, &held[i], b, at);
         if (!e) {
             unlock_graph();
             give_up("too many lock orders");
@@ -425,7 +467,47 @@ void park__order_forget(const void *lock)
             break;
         }
     }
+    class_slot_t *c = n_classed ? class_slot(k) : NULL;
+    if (c)
+        __atomic_store_n(&c->lock, TOMB, __ATOMIC_RELEASE); /* out of its class */
     unlock_graph();
+}
+
+void park_order_class(const void *lock, const void *key, const char *name)
+{
+    if (!__atomic_load_n(&park__order_on, __ATOMIC_RELAXED) || !mapped())
+        return;
+    uintptr_t k = (uintptr_t)lock;
+    lock_graph();
+    class_slot_t *c = n_classed ? class_slot(k) : NULL;
+    if (!key) {
+        if (c)
+            __atomic_store_n(&c->lock, TOMB, __ATOMIC_RELEASE);
+        unlock_graph();
+        return;
+    }
+    /* The class's node carries the name; a lock's own node, if it had
+     * one, stays with its orders (as a forgotten lock's does). */
+    uint32_t n = add_node((uintptr_t)key, name);
+    if (n && name && !g->nodes[n - 1].name)
+        g->nodes[n - 1].name = name;
+    if (c) {
+        __atomic_store_n(&c->key, (uintptr_t)key, __ATOMIC_RELAXED);
+    } else if (n && n_classed < MAX_NODES) {
+        uint32_t mask = (1u << NODE_BITS) - 1;
+        uint32_t i = (uint32_t)mix(k) & mask;
+        while (g->class_slots[i].lock != 0 && g->class_slots[i].lock != TOMB)
+            i = (i + 1) & mask;
+        if (g->class_slots[i].lock == 0)
+            __atomic_store_n(&n_classed, n_classed + 1, __ATOMIC_RELAXED);
+        g->class_slots[i].key = (uintptr_t)key;
+        __atomic_store_n(&g->class_slots[i].lock, k, __ATOMIC_RELEASE);
+    } else {
+        n = 0;
+    }
+    unlock_graph();
+    if (!n)
+        give_up("too many locks");
 }
 
 uint64_t park__order_cycles(void)

@@ -311,6 +311,99 @@ TEST(order_an_rwlock_read_hold_and_a_mutex_taken_both_ways_are_reported)
     ASSERT_EQ(park_mutex_destroy(&p.m), 0);
 }
 
+/* ---- classes ------------------------------------------------------------ */
+
+#define ITEMS 10000
+
+struct table {
+    park_mutex_t lock;
+    park_mutex_t *items; /* ITEMS of them */
+};
+
+static const char item_class; /* the class's key: any address of ours */
+
+static void lock_then_item(void *arg) /* the table, then item 1 */
+{
+    struct table *t = arg;
+    take_two(&t->lock, &t->items[1]);
+}
+
+static void item_then_lock(void *arg) /* the last item, then the table */
+{
+    struct table *t = arg;
+    take_two(&t->items[ITEMS - 1], &t->lock);
+}
+
+static void items_both_ways(void *arg) /* two items, in both orders */
+{
+    struct table *t = arg;
+    take_two(&t->items[2], &t->items[3]);
+    take_two(&t->items[3], &t->items[2]);
+}
+
+static void destroy_table(struct table *t)
+{
+    for (size_t i = 0; i < ITEMS; i++)
+        ASSERT_EQ(park_mutex_destroy(&t->items[i]), 0);
+    ASSERT_EQ(park_mutex_destroy(&t->lock), 0);
+    free(t->items);
+}
+
+TEST(order_locks_of_one_class_are_one_node)
+{
+    struct table t = {PARK_MUTEX_INIT, calloc(ITEMS, sizeof(park_mutex_t))};
+    ASSERT_TRUE(t.items != NULL);
+    /* Unclassed, the two orders are on different locks: no cycle. */
+    char *text = captured(lock_then_item, &t);
+    free(text);
+    text = captured(item_then_lock, &t);
+    ASSERT_EQ(strlen(text), 0);
+    free(text);
+    /* One class: the table then an item here, another item then the table
+     * there, is an inversion, named by the class. */
+    for (size_t i = 0; i < ITEMS; i++)
+        park_order_class(&t.items[i], &item_class, "table item");
+    text = captured(lock_then_item, &t);
+    ASSERT_EQ(strlen(text), 0);
+    free(text);
+    text = captured(item_then_lock, &t);
+    expect_in(text, "lock-order inversion");
+    expect_in(text, "a cycle of 2 locks");
+    expect_in(text, "of class table item");
+    expect_address(text, &t.items[1]);
+    expect_address(text, &t.items[ITEMS - 1]);
+    expect_address(text, &t.lock);
+    free(text);
+    /* Two items of the class, in both orders: within a class, nothing. */
+    text = captured(items_both_ways, &t);
+    ASSERT_EQ(strlen(text), 0);
+    free(text);
+    destroy_table(&t);
+}
+
+TEST(order_a_lock_taken_out_of_its_class_is_its_own_node_again)
+{
+    struct table t = {PARK_MUTEX_INIT, calloc(ITEMS, sizeof(park_mutex_t))};
+    ASSERT_TRUE(t.items != NULL);
+    static const char key;
+    for (size_t i = 0; i < ITEMS; i++)
+        park_order_class(&t.items[i], &key, "other item");
+    char *text = captured(lock_then_item, &t);
+    free(text);
+    /* The last item leaves the class (by a NULL key; item 2 by its
+     * destroy and init): their orders are their own. */
+    park_order_class(&t.items[ITEMS - 1], NULL, NULL);
+    text = captured(item_then_lock, &t);
+    ASSERT_EQ(strlen(text), 0);
+    free(text);
+    ASSERT_EQ(park_mutex_destroy(&t.items[2]), 0);
+    park_mutex_init(&t.items[2]);
+    text = captured(items_both_ways, &t); /* items 2 and 3: two nodes now */
+    expect_in(text, "lock-order inversion");
+    free(text);
+    destroy_table(&t);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(order_two_mutexes_taken_both_ways_are_reported_once_with_both_sites),
     TEST_ENTRY(order_a_consistent_order_over_1e5_mutexes_is_not_reported),
@@ -319,6 +412,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(order_a_try_lock_records_no_order),
     TEST_ENTRY(order_a_timed_acquisition_is_reported_as_timed),
     TEST_ENTRY(order_an_rwlock_read_hold_and_a_mutex_taken_both_ways_are_reported),
+    TEST_ENTRY(order_locks_of_one_class_are_one_node),
+    TEST_ENTRY(order_a_lock_taken_out_of_its_class_is_its_own_node_again),
 };
 
 int main(int argc, char **argv)
