@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #ifdef PARK_HAVE_LIBDW
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #endif
 
@@ -124,7 +125,12 @@ const char *park_profile_kind_name(park_profile_kind_t kind)
     X(dwfl_addrmodule)                                                                             \
     X(dwfl_module_addrinfo)                                                                        \
     X(dwfl_module_getsrc)                                                                          \
-    X(dwfl_lineinfo) X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo)
+    X(dwfl_lineinfo)                                                                               \
+    X(dwfl_linux_proc_find_elf)                                                                    \
+    X(dwfl_standard_find_debuginfo)                                                                \
+    X(dwfl_module_addrdie)                                                                         \
+    X(dwarf_getscopes)                                                                             \
+    X(dwarf_tag) X(dwarf_attr) X(dwarf_formudata) X(dwarf_getsrcfiles) X(dwarf_filesrc)
 #define DW_POINTER(name) __typeof__(name) *name;
 typedef struct dw {
     DW_FUNCTIONS(DW_POINTER)
@@ -211,6 +217,50 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+#ifdef PARK_HAVE_LIBDW
+/* A line of one of park's headers: an inline fast path. */
+static bool in_park_header(const char *file)
+{
+    size_t n = strlen(file);
+    return strstr(file, "/park/") && ((n > 2 && strcmp(file + n - 2, ".h") == 0) ||
+                                      (n > 4 && strcmp(file + n - 4, ".hpp") == 0));
+}
+
+/* *file:*lineno is in one of park's headers, inlined into the program at
+ * `in`: replaces it with the program's line that the outermost of park's
+ * inline functions was called from (the call site a user looks for). */
+static void outside_park(namer_t *nm, Dwfl_Module *m, uintptr_t in, const char **file, int *lineno)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = nm->dw.dwfl_module_addrdie(m, in, &bias);
+    Dwarf_Die *scopes = NULL;
+    Dwarf_Files *files = NULL;
+    size_t n_files = 0;
+    int n = cu ? nm->dw.dwarf_getscopes(cu, in - bias, &scopes) : 0;
+    if (n > 0 && nm->dw.dwarf_getsrcfiles(cu, &files, &n_files) == 0) {
+        /* Innermost scope first: each inlined call's site is in the scope
+         * around it. */
+        for (int i = 0; i < n && in_park_header(*file); i++) {
+            if (nm->dw.dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+                continue;
+            Dwarf_Attribute at;
+            Dwarf_Word f, l;
+            if (!nm->dw.dwarf_attr(&scopes[i], DW_AT_call_file, &at) ||
+                nm->dw.dwarf_formudata(&at, &f) != 0 ||
+                !nm->dw.dwarf_attr(&scopes[i], DW_AT_call_line, &at) ||
+                nm->dw.dwarf_formudata(&at, &l) != 0 || f >= n_files)
+                break;
+            const char *name = nm->dw.dwarf_filesrc(files, f, NULL, NULL);
+            if (!name)
+                break;
+            *file = name;
+            *lineno = (int)l;
+        }
+    }
+    free(scopes);
+}
+#endif
+
 /* Writes the name of the return address pc to buf: "symbol+0xoff" (only
  * "symbol" if !offset), then " (file:line)" if where and known; or
  * "module+0xoff". */
@@ -233,6 +283,8 @@ static void name_of(namer_t *nm, uintptr_t pc, bool offset, bool where, char *bu
             int lineno = 0;
             Dwfl_Line *l = where ? nm->dw.dwfl_module_getsrc(m, in) : NULL;
             const char *file = l ? nm->dw.dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
+            if (file && in_park_header(file))
+                outside_park(nm, m, in, &file, &lineno);
             if (file)
                 snprintf(line, sizeof line, " (%s:%d)", base_name(file), lineno);
         }
