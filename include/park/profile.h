@@ -57,10 +57,15 @@ typedef struct park_profile_site {
     uint64_t handoffs; /* of them, handed the lock by its releaser */
     uint64_t total_ns; /* time waited, all waits */
     uint64_t max_ns;   /* the longest single wait */
+    /* The waits' median, 99th and 99.9th percentiles, each within about
+     * 3 % (from a histogram of every wait). */
+    uint64_t p50_ns, p99_ns, p999_ns;
 } park_profile_site_t;
 
 /* Starts recording (idempotent). The first call reserves the per-thread
- * tables (about 4 MiB, never freed); returns 0 or ENOMEM. */
+ * tables (about 70 MiB of address space, of which only the pages that
+ * recording threads touch take memory; never freed); returns 0 or
+ * ENOMEM. */
 PARK_API int park_profile_start(void);
 
 /* Stops recording (waits in progress may still finish recording). The
@@ -84,7 +89,8 @@ PARK_API size_t park_profile_sites(park_profile_site_t *sites, size_t max);
 PARK_API uint64_t park_profile_dropped(void);
 
 /* Writes the table of the top contended call sites to out: rank, share of
- * all waiting, waits, hand-offs, total and maximum wait, kind, lock, and
+ * all waiting, waits, hand-offs, total wait, median, 99th percentile and
+ * maximum wait, kind, lock, and
  * the call site as symbol+offset (file:line where debug information is
  * available; module+offset where the binary has no symbols), with its
  * callers. Returns 0 or an errno value (write error: EIO). */

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "profile/tables.h"
 
@@ -124,11 +125,17 @@ static void bump(uint64_t *c, uint64_t d)
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
 }
 
+static void bump_hist(uint32_t *c, int d)
+{
+    __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + (uint32_t)d, __ATOMIC_RELAXED);
+}
+
 void park__profile_record(park__profile_wait_t *p, const void *key, park_time_t t0, bool handed)
 {
     park_time_t now = park_now();
     park__profile_slot_t *s = p->slot;
     uint64_t d;
+    unsigned was = PARK__PROFILE_BUCKETS; /* the acquisition's bucket so far: none */
     if (!s) {
         park__profile_table_t *t = my_table;
         if (t == NO_TABLE || (!t && !(t = claim_table()))) {
@@ -153,9 +160,16 @@ void park__profile_record(park__profile_wait_t *p, const void *key, park_time_t 
         bump(&s->waits, 1);
     } else {
         d = now - p->mark; /* woken, lost the race, waited again */
+        was = park__profile_bucket(p->total);
     }
     p->mark = now;
     p->total += d;
+    unsigned is = park__profile_bucket(p->total);
+    if (is != was) { /* one sample per acquisition: it moves to its new length */
+        if (was < PARK__PROFILE_BUCKETS)
+            bump_hist(&s->hist[was], -1);
+        bump_hist(&s->hist[is], 1);
+    }
     bump(&s->total_ns, d);
     if (p->total > __atomic_load_n(&s->max_ns, __ATOMIC_RELAXED)) {
         __atomic_store_n(&s->max_ns, p->total, __ATOMIC_RELAXED);
@@ -251,9 +265,13 @@ int park__profile_setup(void)
     if (__atomic_load_n(&park__profile_tables, __ATOMIC_ACQUIRE))
         return 0;
     find_park_text();
-    park__profile_table_t *pool = calloc(PARK__PROFILE_TABLES, sizeof *pool);
-    if (!pool)
+    /* Address space for every table (the histograms make it tens of MiB);
+     * memory only for the pages that recording threads touch. */
+    void *m = mmap(NULL, PARK__PROFILE_TABLES * sizeof(park__profile_table_t),
+                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
         return ENOMEM;
+    park__profile_table_t *pool = m;
     /* release: pairs with the acquire load in claim_table. */
     __atomic_store_n(&park__profile_tables, pool, __ATOMIC_RELEASE);
     return 0;

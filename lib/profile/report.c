@@ -81,6 +81,9 @@ void park_profile_reset(void)
         __atomic_store_n(&t->dropped, 0, __ATOMIC_RELAXED);
         for (unsigned j = 0; j < PARK__PROFILE_SLOTS; j++) {
             park__profile_slot_t *s = &t->slots[j];
+            if (__atomic_load_n(&s->used, __ATOMIC_RELAXED))
+                for (unsigned b = 0; b < PARK__PROFILE_BUCKETS; b++)
+                    __atomic_store_n(&s->hist[b], 0, __ATOMIC_RELAXED);
             __atomic_store_n(&s->used, 0, __ATOMIC_RELAXED);
             __atomic_store_n(&s->waits, 0, __ATOMIC_RELAXED);
             __atomic_store_n(&s->handoffs, 0, __ATOMIC_RELAXED);
@@ -379,7 +382,7 @@ static void trim_inline_copies(park_profile_site_t *sites, size_t n)
 /* Merges the stacks of each (call site, kind) into one site, which keeps
  * the callers of its stack with the largest total: callers found in code
  * without frame pointers may be noise, and must not split a site. */
-static void fold_by_site(park_profile_site_t *sites, size_t *n)
+static void fold_by_site(park_profile_site_t *sites, uint64_t *hist, size_t *n)
 {
     size_t kept = 0;
     for (size_t i = 0; i < *n; i++) {
@@ -388,9 +391,14 @@ static void fold_by_site(park_profile_site_t *sites, size_t *n)
         while (at < kept && (sites[at].stack[0] != s->stack[0] || sites[at].kind != s->kind))
             at++;
         if (at == kept) {
-            sites[kept++] = *s;
+            sites[kept] = *s;
+            memmove(&hist[kept * PARK__PROFILE_BUCKETS], &hist[i * PARK__PROFILE_BUCKETS],
+                    PARK__PROFILE_BUCKETS * sizeof *hist);
+            kept++;
             continue;
         }
+        for (unsigned b = 0; b < PARK__PROFILE_BUCKETS; b++)
+            hist[at * PARK__PROFILE_BUCKETS + b] += hist[i * PARK__PROFILE_BUCKETS + b];
         park_profile_site_t *a = &sites[at];
         if (s->total_ns > a->total_ns) { /* its callers stand for the site */
             a->depth = s->depth;
@@ -407,6 +415,41 @@ static void fold_by_site(park_profile_site_t *sites, size_t *n)
     *n = kept;
 }
 
+/* The value at quantile q of a histogram of n waits: the middle of the
+ * bucket that holds the ceil(q * n)-th shortest. */
+static uint64_t quantile(const uint64_t *hist, uint64_t n, double q)
+{
+    uint64_t rank = (uint64_t)(q * (double)n);
+    if ((double)rank < q * (double)n)
+        rank++;
+    if (rank == 0)
+        rank = 1;
+    uint64_t seen = 0;
+    for (unsigned b = 0; b < PARK__PROFILE_BUCKETS; b++) {
+        seen += hist[b];
+        if (seen >= rank)
+            return park__profile_bucket_mid(b);
+    }
+    return 0;
+}
+
+/* Fills each site's percentiles from its histogram; none beyond its max. */
+static void percentiles(park_profile_site_t *sites, const uint64_t *hist, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t *h = &hist[i * PARK__PROFILE_BUCKETS];
+        uint64_t count = 0;
+        for (unsigned b = 0; b < PARK__PROFILE_BUCKETS; b++)
+            count += h[b];
+        uint64_t *out[] = {&sites[i].p50_ns, &sites[i].p99_ns, &sites[i].p999_ns};
+        const double q[] = {0.5, 0.99, 0.999};
+        for (unsigned k = 0; k < 3; k++) {
+            uint64_t v = count ? quantile(h, count, q[k]) : 0;
+            *out[k] = v < sites[i].max_ns ? v : sites[i].max_ns;
+        }
+    }
+}
+
 /* Every thread's slots merged by (stack, kind), or by (call site, kind)
  * if by_site, largest total first, in a new array (free it); *n: its length. NULL with *n = 0 if
  * empty or out of memory. */
@@ -418,6 +461,7 @@ static park_profile_site_t *merge(size_t *n, bool by_site)
         return NULL;
     size_t cap = 0;
     park_profile_site_t *out = NULL;
+    uint64_t *hist = NULL; /* each site's histogram, PARK__PROFILE_BUCKETS apiece */
     for (uint32_t i = 0, k = tables_in_use(); i < k; i++) {
         for (unsigned j = 0; j < PARK__PROFILE_SLOTS; j++) {
             const park__profile_slot_t *s = &pool[i].slots[j];
@@ -434,13 +478,19 @@ static park_profile_site_t *merge(size_t *n, bool by_site)
                 if (*n == cap) {
                     cap = cap ? 2 * cap : 64;
                     park_profile_site_t *bigger = realloc(out, cap * sizeof *out);
-                    if (!bigger) {
+                    if (bigger)
+                        out = bigger;
+                    uint64_t *more =
+                        bigger ? realloc(hist, cap * PARK__PROFILE_BUCKETS * sizeof *hist) : NULL;
+                    if (!more) {
                         free(out);
+                        free(hist);
                         *n = 0;
                         return NULL;
                     }
-                    out = bigger;
+                    hist = more;
                 }
+                memset(&hist[*n * PARK__PROFILE_BUCKETS], 0, PARK__PROFILE_BUCKETS * sizeof *hist);
                 park_profile_site_t *a = &out[(*n)++];
                 memset(a, 0, sizeof *a);
                 a->depth = s->depth;
@@ -457,11 +507,16 @@ static park_profile_site_t *merge(size_t *n, bool by_site)
                 a->max_ns = max;
                 a->lock = (const void *)__atomic_load_n(&s->lock, __ATOMIC_RELAXED);
             }
+            for (unsigned b = 0; b < PARK__PROFILE_BUCKETS; b++)
+                hist[at * PARK__PROFILE_BUCKETS + b] +=
+                    __atomic_load_n(&s->hist[b], __ATOMIC_RELAXED);
         }
     }
     trim_inline_copies(out, *n);
     if (by_site)
-        fold_by_site(out, n);
+        fold_by_site(out, hist, n);
+    percentiles(out, hist, *n);
+    free(hist);
     if (*n)
         qsort(out, *n, sizeof *out, by_total_desc);
     return out;
@@ -501,20 +556,21 @@ int park_profile_dump(FILE *out)
     if (n) {
         namer_t nm;
         namer_open(&nm);
-        fprintf(out, "%4s %6s %9s %9s %11s %10s  %-12s %-14s %s\n", "rank", "share", "waits",
-                "handoffs", "total_ms", "max_us", "kind", "lock", "call site (callers below)");
+        fprintf(out, "%4s %6s %9s %9s %11s %9s %9s %10s  %-12s %-14s %s\n", "rank", "share",
+                "waits", "handoffs", "total_ms", "p50_us", "p99_us", "max_us", "kind", "lock",
+                "call site (callers below)");
         for (size_t i = 0; i < n && i < TOP_SITES; i++) {
             const park_profile_site_t *s = &all[i];
             char name[512];
             name_of(&nm, (uintptr_t)s->stack[0], true, true, name, sizeof name);
-            fprintf(out, "%4zu %5.1f%% %9llu %9llu %11.3f %10.1f  %-12s %-14p %s\n", i + 1,
-                    total ? 100.0 * (double)s->total_ns / (double)total : 0.0,
+            fprintf(out, "%4zu %5.1f%% %9llu %9llu %11.3f %9.1f %9.1f %10.1f  %-12s %-14p %s\n",
+                    i + 1, total ? 100.0 * (double)s->total_ns / (double)total : 0.0,
                     (unsigned long long)s->waits, (unsigned long long)s->handoffs,
-                    (double)s->total_ns / 1e6, (double)s->max_ns / 1e3,
-                    park_profile_kind_name(s->kind), s->lock, name);
+                    (double)s->total_ns / 1e6, (double)s->p50_ns / 1e3, (double)s->p99_ns / 1e3,
+                    (double)s->max_ns / 1e3, park_profile_kind_name(s->kind), s->lock, name);
             for (unsigned f = 1; f < s->depth; f++) {
                 name_of(&nm, (uintptr_t)s->stack[f], true, true, name, sizeof name);
-                fprintf(out, "%*s<- %s\n", 81, "", name);
+                fprintf(out, "%*s<- %s\n", 101, "", name);
             }
         }
         if (n > TOP_SITES)

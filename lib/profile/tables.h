@@ -14,6 +14,37 @@
 #define PARK__PROFILE_SLOTS 128  /* call sites per thread (power of 2) */
 #define PARK__PROFILE_TABLES 256 /* threads that can record */
 
+/* Each slot's histogram of waits (ns): exact below 16, then 16 buckets
+ * per power of two (a bucket's midpoint is within 3.2 % of any value in
+ * it), up to 2^36 ns (69 s; longer waits count there). */
+#define PARK__PROFILE_SUB_BITS 4
+#define PARK__PROFILE_TOP_BIT 36
+#define PARK__PROFILE_BUCKETS                                                                      \
+    ((PARK__PROFILE_TOP_BIT - PARK__PROFILE_SUB_BITS + 1) << PARK__PROFILE_SUB_BITS)
+
+static inline unsigned park__profile_bucket(uint64_t ns)
+{
+    const unsigned sub = 1u << PARK__PROFILE_SUB_BITS;
+    if (ns < sub)
+        return (unsigned)ns;
+    if (ns >> PARK__PROFILE_TOP_BIT)
+        ns = (1ull << PARK__PROFILE_TOP_BIT) - 1;
+    unsigned e = 63u - (unsigned)__builtin_clzll(ns); /* >= SUB_BITS */
+    unsigned shift = e - PARK__PROFILE_SUB_BITS;
+    return (shift + 1) * sub + (unsigned)((ns >> shift) & (sub - 1));
+}
+
+/* The middle of bucket b's range of ns. */
+static inline uint64_t park__profile_bucket_mid(unsigned b)
+{
+    const unsigned sub = 1u << PARK__PROFILE_SUB_BITS;
+    if (b < sub)
+        return b;
+    unsigned shift = b / sub - 1;
+    uint64_t low = (uint64_t)(sub + b % sub) << shift;
+    return low + ((1ull << shift) >> 1);
+}
+
 typedef struct park__profile_slot {
     uint32_t used; /* 1 once the key below is written (release) */
     uint32_t depth;
@@ -22,6 +53,9 @@ typedef struct park__profile_slot {
     uintptr_t stack[PARK_PROFILE_DEPTH];
     uintptr_t lock; /* the lock of the longest wait */
     uint64_t waits, handoffs, total_ns, max_ns;
+    /* Waits by length (each acquisition counted once, at its total so
+     * far); single-writer counters, as the ones above. */
+    uint32_t hist[PARK__PROFILE_BUCKETS];
 } park__profile_slot_t;
 
 typedef struct park__profile_table {

@@ -156,6 +156,78 @@ TEST(profile_ranks_the_contended_sites_by_total_wait_and_never_lists_an_unconten
     ASSERT_EQ(park_profile_dropped(), 0);
 }
 
+/* The roles of contend_rounds swapped: the calling thread waits at
+ * contended_site_a, n times, while a thread of its own holds the lock
+ * holds[i] longer than it takes to see the caller queued. */
+struct holder {
+    park_mutex_t m;
+    const uint64_t *holds;
+    unsigned n;
+    atomic_uint held, taken;
+};
+
+static void *holder_main(void *arg)
+{
+    struct holder *h = arg;
+    for (unsigned r = 1; r <= h->n; r++) {
+        park_mutex_lock(&h->m);
+        atomic_store(&h->held, r);
+        AWAIT(queued_on(&h->m));
+        test_sleep_ns(h->holds[r - 1]);
+        park_mutex_unlock(&h->m);
+        AWAIT(atomic_load(&h->taken) == r);
+    }
+    return NULL;
+}
+
+static void caller_waits(const uint64_t *holds, unsigned n)
+{
+    struct holder h = {.m = PARK_MUTEX_INIT, .holds = holds, .n = n};
+    test_threads_t *t = test_threads_start(1, holder_main, &h, sizeof h);
+    for (unsigned r = 1; r <= n; r++) {
+        AWAIT(atomic_load(&h.held) == r);
+        contended_site_a(&h.m);
+        park_mutex_unlock(&h.m);
+        atomic_store(&h.taken, r);
+    }
+    test_threads_join(t);
+}
+
+/* Nine short waits and one long one at a site: the median is a short
+ * wait's length or more, the 99th and 99.9th percentiles are the long
+ * one's, within the histogram's resolution (a bucket's middle is within
+ * 1/32 of any value in it), and none is beyond the maximum. Then a reset,
+ * and the same thread waits once more at the same site (the same slot of
+ * its table): the histogram starts empty again. */
+TEST(profile_percentiles_of_a_site_come_from_every_wait)
+{
+    const uint64_t s_ns = 2 * MS, l_ns = 60 * MS;
+    const uint64_t before[] = {s_ns, s_ns, s_ns, s_ns, l_ns, s_ns, s_ns, s_ns, s_ns, s_ns};
+    const uint64_t after[] = {l_ns};
+    park_profile_site_t sites[MAX_SITES];
+    for (int phase = 0; phase < 2; phase++) {
+        park_profile_reset();
+        ASSERT_EQ(park_profile_start(), 0);
+        caller_waits(phase ? after : before, phase ? 1 : 10); /* one call site */
+        park_profile_stop();
+        ASSERT_EQ(park_profile_sites(sites, MAX_SITES), 1);
+        const park_profile_site_t *s = &sites[0];
+        ASSERT_EQ(s->waits, phase == 0 ? 10 : 1);
+        ASSERT_GE(s->p99_ns, l_ns - l_ns / 32);
+        ASSERT_GE(s->p999_ns, s->p99_ns);
+        ASSERT_LE(s->p999_ns, s->max_ns);
+        ASSERT_GE(s->max_ns, l_ns);
+        if (phase == 0) {
+            ASSERT_GE(s->p50_ns, s_ns - s_ns / 32);
+            ASSERT_LE(s->p50_ns, s->p99_ns);
+        } else {
+            /* One wait, a long one: it is the median (the nine short
+             * waits of before would make the median short). */
+            ASSERT_GE(s->p50_ns, l_ns - l_ns / 32);
+        }
+    }
+}
+
 TEST(profile_reset_forgets_every_record)
 {
     ASSERT_EQ(park_profile_start(), 0);
@@ -282,6 +354,7 @@ TEST(profile_kind_names)
 static const test_case_t tests[] = {
     TEST_ENTRY(profile_off_records_nothing),
     TEST_ENTRY(profile_ranks_the_contended_sites_by_total_wait_and_never_lists_an_uncontended_one),
+    TEST_ENTRY(profile_percentiles_of_a_site_come_from_every_wait),
     TEST_ENTRY(profile_reset_forgets_every_record),
     TEST_ENTRY(profile_records_a_writer_wait_as_rwlock_write),
     TEST_ENTRY(profile_dump_and_folded_stacks_name_the_contended_sites),
