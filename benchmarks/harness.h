@@ -359,6 +359,7 @@ void register_event();
 void register_barrier();
 void register_sem_many();
 void register_cpp();
+void register_tail();
 
 } // namespace bench
 

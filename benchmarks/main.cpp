@@ -177,6 +177,7 @@ int main(int argc, char **argv)
     bench::register_barrier();
     bench::register_sem_many();
     bench::register_cpp();
+    bench::register_tail();
     if (truthy(flag(args, "benchmark_list_tests", "false"))) {
         for (const std::string &row : bench::list_rows())
             std::printf("%s\n", row.c_str());

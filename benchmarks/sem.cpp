@@ -25,17 +25,10 @@
 //                 and releases `pong`; windowed, round-trip latency
 //                 quantiles (A times release-to-acquire).
 #include "harness.h"
-
-#include "baselines/condvar_semaphore.h"
-#include "baselines/std_semaphore.h"
-
-#include <park/sem.h>
-
-#include <semaphore.h>
+#include "sem_contenders.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <memory>
 
 namespace
@@ -48,113 +41,9 @@ constexpr uint32_t kPermits = 2;
 
 // ---- contenders ---------------------------------------------------------
 
-struct Park {
-    static constexpr const char *name = "park";
-    using sem_type = park_sem_t;
-    static void init(sem_type &s, uint32_t permits)
-    {
-        (void)park_sem_init(&s, permits, PARK_SEM_VALUE_MAX);
-    }
-    static void destroy(sem_type &s)
-    {
-        (void)park_sem_destroy(&s);
-    }
-    static void acquire(sem_type &s)
-    {
-        park_sem_acquire(&s);
-    }
-    static bool try_acquire(sem_type &s)
-    {
-        return park_sem_try_acquire(&s);
-    }
-    static void release(sem_type &s)
-    {
-        (void)park_sem_release(&s, 1);
-    }
-};
-
-struct ParkFifo : Park {
-    static constexpr const char *name = "park_fifo";
-    static void init(sem_type &s, uint32_t permits)
-    {
-        (void)park_sem_init_fifo(&s, permits, PARK_SEM_VALUE_MAX);
-    }
-};
-
-struct PosixSem {
-    static constexpr const char *name = "sem_t";
-    using sem_type = sem_t;
-    static void init(sem_type &s, uint32_t permits)
-    {
-        sem_init(&s, 0, permits);
-    }
-    static void destroy(sem_type &s)
-    {
-        sem_destroy(&s);
-    }
-    static void acquire(sem_type &s)
-    {
-        while (sem_wait(&s) != 0 && errno == EINTR) {
-        }
-    }
-    static bool try_acquire(sem_type &s)
-    {
-        return sem_trywait(&s) == 0;
-    }
-    static void release(sem_type &s)
-    {
-        sem_post(&s);
-    }
-};
-
-struct Std {
-    static constexpr const char *name = "std";
-    using sem_type = baseline::StdSemaphore;
-    static void init(sem_type &s, uint32_t permits)
-    {
-        baseline::std_sem_init(&s, permits);
-    }
-    static void destroy(sem_type &s)
-    {
-        baseline::std_sem_destroy(&s);
-    }
-    static void acquire(sem_type &s)
-    {
-        baseline::std_sem_acquire(&s);
-    }
-    static bool try_acquire(sem_type &s)
-    {
-        return baseline::std_sem_try_acquire(&s);
-    }
-    static void release(sem_type &s)
-    {
-        baseline::std_sem_release(&s);
-    }
-};
-
-struct Condvar {
-    static constexpr const char *name = "condvar";
-    using sem_type = baseline::CondvarSemaphore;
-    static void init(sem_type &s, uint32_t permits)
-    {
-        s.init(permits);
-    }
-    static void destroy(sem_type &)
-    {
-    }
-    static void acquire(sem_type &s)
-    {
-        s.acquire();
-    }
-    static bool try_acquire(sem_type &s)
-    {
-        return s.try_acquire();
-    }
-    static void release(sem_type &s)
-    {
-        s.release();
-    }
-};
+// The contender policy structs are in sem_contenders.h (the tail family
+// runs some of them too).
+using namespace bench::sems;
 
 template <class... Cs> struct List {
 };

@@ -1,0 +1,560 @@
+// benchmarks/tail.cpp: the tail family: latency tails and short-term
+// fairness of locks, measured the way Dave Dice's lock papers measure them
+// (a fixed-time run in which every thread does a fixed amount of work per
+// acquisition and reports what it got).
+//
+// Every thread loops { t0 = ticks; acquire; wait = ticks since t0; critical
+// section (a two-word update of shared data: a += 1, b += a); release; 50
+// LCG rounds outside } for one window (bench::run_window). It records each
+// wait in its own bench::Histogram and, for each 1 ms interval of the
+// window, whether it acquired in it (one byte per interval in an array
+// sized before the window opens). Nothing is allocated while measuring;
+// the histograms are merged after the threads have joined.
+//
+// Scenarios (rows tail/<scenario>/<contender>[/threads:T]):
+//   mutex       T in 2, 4, 8, 16: park, pthread, absl, ck_mcs, std
+//               (mutex_contenders.h).
+//   sem         the same loop through a semaphore of 1 permit: park, sem_t,
+//               std (sem_contenders.h).
+//   rwlock      90 % reads (the rwlock sweep's per-thread LCG picks each
+//               operation; a read loads both words and checks b = a(a+1)/2,
+//               a write updates them): park, pthread_wpref, absl
+//               (rwlock_contenders.h).
+//   lockskew    2 threads: one re-locks in a tight loop (lock, the two-word
+//               update, unlock, lock again at once), the other does the
+//               timed loop with 1 us of spinning outside instead of the LCG
+//               rounds; the waits are the second thread's. A lock that lets
+//               a running thread take it back at once starves the second
+//               one: its longest wait can be the whole window (it gets the
+//               lock when the first thread stops). park, pthread, absl.
+//   nice19      the mutex loop with 4 threads, the last of them at nice 19
+//               (setpriority on its tid when it starts): how much of its
+//               share a lock adds to what the scheduler takes. park,
+//               pthread, absl.
+//
+// Counters: items_per_second (acquisitions of all threads), csw_per_op,
+// cpu_ns_per_op; p50_ns, p99_ns, p999_ns (the merged histogram: about 3 %
+// resolution) and max_ns (exact) of the wait; rsd, the relative standard
+// deviation (population stddev / mean) of the threads' acquisition counts;
+// lwss, the lock working set size: the mean over the window's 1 ms
+// intervals of the number of distinct threads that acquired in the
+// interval (the intervals start when the first thread leaves the start
+// gate and end before the first thread leaves its loop, so every thread
+// was running in each). lockskew reports the waits of its second thread,
+// waiter_acq and relocker_acq, and no rsd or lwss; nice19 adds nice_acq
+// (the nice thread's acquisitions), median_acq (the median of the other
+// three's) and nice_ratio = nice_acq / median_acq.
+//
+// The CDF. The report draws each row's wait distribution from counters,
+// not from a side file: cdf_p<P>_ns is the wait at percentile P for P in
+// kCdfPercentiles below, which with p50_ns, p99_ns, p999_ns and max_ns
+// gives 18 points of the merged histogram's CDF. Counters go wherever the
+// row goes (the JSON of --benchmark_out, with the mean, median and stddev
+// over repetitions, and the Rust peers write the same ones), so the report
+// needs no file beside the JSON and plots the median over repetitions of
+// each point, as it does for every other counter.
+//
+// A row whose critical section lost an update, or whose reader saw a
+// write half done, is reported as an error.
+#include "harness.h"
+#include "mutex_contenders.h"
+#include "rwlock_contenders.h"
+#include "sem_contenders.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <absl/synchronization/mutex.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace
+{
+
+constexpr int kThreads[] = {2, 4, 8, 16};
+constexpr int kOutside = 50;           // LCG rounds outside the lock
+constexpr unsigned kReadPercent = 90;  // rwlock: reads among the operations
+constexpr double kIntervalNs = 1e6;    // LWSS intervals: 1 ms
+constexpr double kSkewOutsideNs = 1e3; // lockskew: the waiter's spin outside
+constexpr int kNiceThreads = 4;        // nice19: threads, the last one at nice 19
+
+// Percentiles of the cdf_p<P>_ns counters (p50, p99, p99.9 and the maximum
+// have counters of their own).
+constexpr const char *kCdfPercentiles[] = {"0.1", "1",  "5",  "10", "20", "30",   "40",
+                                           "60",  "70", "80", "90", "95", "99.5", "99.99"};
+
+template <class... Cs> struct List {
+};
+
+// ---- contenders ---------------------------------------------------------
+
+// A semaphore contender with the mutex contenders' interface, over a
+// semaphore of 1 permit, so both scenarios run one loop body.
+template <class S> struct SemAsLock {
+    static constexpr const char *name = S::name;
+    using lock_type = typename S::sem_type;
+    using node_type = bench::NoNode;
+    static void init(lock_type &s)
+    {
+        S::init(s, 1);
+    }
+    static void destroy(lock_type &s)
+    {
+        S::destroy(s);
+    }
+    static void lock(lock_type &s, node_type &)
+    {
+        S::acquire(s);
+    }
+    static void unlock(lock_type &s, node_type &)
+    {
+        S::release(s);
+    }
+};
+
+using MutexContenders = List<bench::mutexes::Park, bench::mutexes::Pthread, bench::mutexes::Absl,
+                             bench::mutexes::CkMcs, bench::mutexes::Std>;
+using SemContenders = List<SemAsLock<bench::sems::Park>, SemAsLock<bench::sems::PosixSem>,
+                           SemAsLock<bench::sems::Std>>;
+using RwlockContenders =
+    List<bench::rwlocks::Park, bench::rwlocks::PthreadWpref, bench::rwlocks::Absl>;
+// lockskew and nice19: park beside the mutexes that sleep.
+using SkewContenders = List<bench::mutexes::Park, bench::mutexes::Pthread, bench::mutexes::Absl>;
+
+// ---- shared state -------------------------------------------------------
+
+// The lock on its cache line, the two words of the critical section on
+// theirs, and the origin of the LWSS intervals on a third.
+template <class C> struct Shared {
+    alignas(64) typename C::lock_type lock;
+    alignas(64) uint64_t a = 0;
+    uint64_t b = 0;
+    alignas(64) std::atomic<uint64_t> origin{0};
+};
+
+// 1 + 2 + ... + a modulo 2^64: what b holds after a updates.
+inline uint64_t triangle(uint64_t a)
+{
+    return a % 2 == 0 ? a / 2 * (a + 1) : (a + 1) / 2 * a;
+}
+
+// The critical section.
+template <class C> inline void update(Shared<C> &g)
+{
+    g.a += 1;
+    g.b += g.a;
+}
+
+inline uint64_t ticks_for_ns(double ns)
+{
+    return std::max<uint64_t>(1, std::llround(ns / bench::ticks_to_ns(1)));
+}
+
+inline void cpu_relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    asm volatile("" ::: "memory");
+#endif
+}
+
+// Spins for n ticks: work outside the lock that takes the same time on any
+// core.
+inline void spin_ticks(uint64_t n)
+{
+    uint64_t t0 = bench::ticks();
+    while (bench::ticks_since(t0) < n)
+        cpu_relax();
+}
+
+// The next step of the thread's LCG as a percentage (rwlock.cpp's
+// sweep_percent: the high bits, whose period is long).
+inline unsigned percent(uint64_t &s)
+{
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<unsigned>((s >> 33) % 100);
+}
+
+// ---- what each thread records -------------------------------------------
+
+// One thread's waits and, per LWSS interval, whether it acquired in it.
+// Built and touched by the driving thread before the window opens; on its
+// own cache lines, as the thread updates it on every acquisition.
+struct alignas(64) Recorder {
+    bench::Histogram waits;
+    std::vector<uint8_t> acquired; // one flag per interval
+    uint64_t origin = 0;           // ticks at the start of interval 0
+    uint64_t interval = 1;         // ticks per interval
+    uint64_t ops = 0, worst = 0, exit = 0;
+    uint64_t writes = 0, torn = 0; // rwlock only
+
+    Recorder(size_t intervals, uint64_t interval_ticks)
+        : acquired(intervals, 0), interval(interval_ticks)
+    {
+    }
+    // After the start gate: the first thread through sets the origin.
+    void begin(std::atomic<uint64_t> &shared_origin)
+    {
+        uint64_t now = bench::ticks(), expected = 0;
+        // relaxed: a timestamp, read by the threads only as a number.
+        if (shared_origin.compare_exchange_strong(expected, now, std::memory_order_relaxed))
+            origin = now;
+        else
+            origin = expected;
+    }
+    // One acquisition at t0 + wait that waited `wait` ticks.
+    void record(uint64_t t0, uint64_t wait)
+    {
+        waits.record(wait);
+        worst = std::max(worst, wait);
+        ++ops;
+        uint64_t at = t0 + wait;
+        if (at >= origin) {
+            uint64_t i = (at - origin) / interval;
+            if (i < acquired.size())
+                acquired[i] = 1;
+        }
+    }
+    void end()
+    {
+        exit = bench::ticks();
+    }
+};
+
+struct Recorders {
+    std::vector<Recorder> each;
+    explicit Recorders(int threads)
+    {
+        // Room for twice the window: the window closes after min_time, but
+        // not before every thread has started.
+        size_t intervals =
+            static_cast<size_t>(std::ceil(2e9 * bench::min_time() / kIntervalNs)) + 16;
+        uint64_t interval = ticks_for_ns(kIntervalNs);
+        each.reserve(threads);
+        for (int i = 0; i < threads; ++i)
+            each.emplace_back(intervals, interval);
+    }
+};
+
+// ---- counters -----------------------------------------------------------
+
+// p50_ns, p99_ns, p999_ns, max_ns and the cdf_p<P>_ns of one histogram.
+void report_waits(benchmark::State &state, const bench::Histogram &h, uint64_t worst)
+{
+    state.counters["p50_ns"] = bench::ticks_to_ns(h.quantile(0.50));
+    state.counters["p99_ns"] = bench::ticks_to_ns(h.quantile(0.99));
+    state.counters["p999_ns"] = bench::ticks_to_ns(h.quantile(0.999));
+    state.counters["max_ns"] = bench::ticks_to_ns(worst);
+    for (const char *p : kCdfPercentiles)
+        state.counters[std::string("cdf_p") + p + "_ns"] =
+            bench::ticks_to_ns(h.quantile(std::atof(p) / 100));
+}
+
+// rsd and lwss over every thread of the row.
+void report_spread(benchmark::State &state, const Recorders &rs)
+{
+    double n = static_cast<double>(rs.each.size()), sum = 0, sq = 0;
+    for (const Recorder &r : rs.each)
+        sum += static_cast<double>(r.ops);
+    double mean = sum / n;
+    for (const Recorder &r : rs.each)
+        sq += (static_cast<double>(r.ops) - mean) * (static_cast<double>(r.ops) - mean);
+    state.counters["rsd"] = mean > 0 ? std::sqrt(sq / n) / mean : 0.0;
+
+    // The intervals in which every thread was still in its loop: from the
+    // origin to the first thread's exit.
+    uint64_t origin = rs.each[0].origin, first_exit = UINT64_MAX;
+    for (const Recorder &r : rs.each)
+        first_exit = std::min(first_exit, r.exit);
+    size_t intervals = first_exit > origin ? (first_exit - origin) / rs.each[0].interval : 0;
+    intervals = std::clamp<size_t>(intervals, 1, rs.each[0].acquired.size());
+    uint64_t distinct = 0;
+    for (size_t i = 0; i < intervals; ++i)
+        for (const Recorder &r : rs.each)
+            distinct += r.acquired[i];
+    state.counters["lwss"] = static_cast<double>(distinct) / static_cast<double>(intervals);
+}
+
+bench::Histogram merged(const Recorders &rs, uint64_t &worst)
+{
+    bench::Histogram h;
+    worst = 0;
+    for (const Recorder &r : rs.each) {
+        h.merge(r.waits);
+        worst = std::max(worst, r.worst);
+    }
+    return h;
+}
+
+// ---- scenarios ----------------------------------------------------------
+
+// The loop of the mutex, sem and nice19 rows.
+template <class C>
+bench::ThreadResult exclusive_thread(bench::Window &w, Shared<C> &g, Recorder &rec, int index)
+{
+    typename C::node_type node{};
+    uint64_t x = static_cast<uint64_t>(index) + 1;
+    w.start();
+    rec.begin(g.origin);
+    while (w.running()) {
+        uint64_t t0 = bench::ticks();
+        C::lock(g.lock, node);
+        uint64_t wait = bench::ticks_since(t0);
+        update(g);
+        C::unlock(g.lock, node);
+        rec.record(t0, wait);
+        x = bench::lcg_rounds(x, kOutside);
+    }
+    rec.end();
+    benchmark::DoNotOptimize(x);
+    return bench::ThreadResult{rec.ops, rec.worst};
+}
+
+template <class C> bool exclusion_held(const Shared<C> &g, const bench::WindowResult &r)
+{
+    return g.a == r.total_ops() && g.b == triangle(g.a);
+}
+
+template <class C> void exclusive(benchmark::State &state, int threads)
+{
+    auto g = std::make_unique<Shared<C>>();
+    C::init(g->lock);
+    bench::WindowResult r;
+    std::unique_ptr<Recorders> rs;
+    bool held = true;
+    for (auto _ : state) {
+        g->a = g->b = 0;
+        g->origin.store(0, std::memory_order_relaxed);
+        rs = std::make_unique<Recorders>(threads);
+        r = bench::run_window(threads, [&g, &rs](bench::Window &w, int index) {
+            return exclusive_thread<C>(w, *g, rs->each[index], index);
+        });
+        bench::set_time_per_op(state, r);
+        held = held && exclusion_held(*g, r);
+    }
+    C::destroy(g->lock);
+    if (!held)
+        state.SkipWithError("lost updates: mutual exclusion broken");
+    uint64_t worst;
+    bench::Histogram h = merged(*rs, worst);
+    bench::report_throughput(state, r);
+    report_waits(state, h, worst);
+    report_spread(state, *rs);
+}
+
+template <class C>
+bench::ThreadResult rwlock_thread(bench::Window &w, Shared<C> &g, Recorder &rec, int index)
+{
+    typename C::node_type node{};
+    C::enter(g.lock, node);
+    uint64_t x = static_cast<uint64_t>(index) + 1, rng = x;
+    w.start();
+    rec.begin(g.origin);
+    while (w.running()) {
+        bool read = percent(rng) < kReadPercent;
+        uint64_t t0 = bench::ticks(), wait;
+        if (read) {
+            C::read_lock(g.lock, node);
+            wait = bench::ticks_since(t0);
+            uint64_t a = g.a, b = g.b;
+            rec.torn += b != triangle(a);
+            C::read_unlock(g.lock, node);
+        } else {
+            C::write_lock(g.lock, node);
+            wait = bench::ticks_since(t0);
+            update(g);
+            C::write_unlock(g.lock, node);
+            ++rec.writes;
+        }
+        rec.record(t0, wait);
+        x = bench::lcg_rounds(x, kOutside);
+    }
+    rec.end();
+    C::leave(g.lock, node);
+    benchmark::DoNotOptimize(x);
+    return bench::ThreadResult{rec.ops, rec.worst};
+}
+
+template <class C> void rwlock(benchmark::State &state, int threads)
+{
+    auto g = std::make_unique<Shared<C>>();
+    C::init(g->lock);
+    bench::WindowResult r;
+    std::unique_ptr<Recorders> rs;
+    const char *error = nullptr;
+    for (auto _ : state) {
+        g->a = g->b = 0;
+        g->origin.store(0, std::memory_order_relaxed);
+        rs = std::make_unique<Recorders>(threads);
+        r = bench::run_window(threads, [&g, &rs](bench::Window &w, int index) {
+            return rwlock_thread<C>(w, *g, rs->each[index], index);
+        });
+        bench::set_time_per_op(state, r);
+        uint64_t writes = 0, torn = 0;
+        for (const Recorder &rec : rs->each) {
+            writes += rec.writes;
+            torn += rec.torn;
+        }
+        if (torn)
+            error = "torn read: a reader saw a writer inside";
+        else if (g->a != writes || g->b != triangle(writes))
+            error = "lost updates: writers overlapped";
+    }
+    C::destroy(g->lock);
+    if (error)
+        state.SkipWithError(error);
+    uint64_t worst;
+    bench::Histogram h = merged(*rs, worst);
+    bench::report_throughput(state, r);
+    report_waits(state, h, worst);
+    report_spread(state, *rs);
+}
+
+// lockskew: thread 0 re-locks at once, thread 1 is timed.
+template <class C> bench::ThreadResult relocker_thread(bench::Window &w, Shared<C> &g)
+{
+    typename C::node_type node{};
+    uint64_t ops = 0;
+    w.start();
+    while (w.running()) {
+        C::lock(g.lock, node);
+        update(g);
+        C::unlock(g.lock, node);
+        ++ops;
+    }
+    return bench::ThreadResult{ops, 0};
+}
+
+template <class C>
+bench::ThreadResult waiter_thread(bench::Window &w, Shared<C> &g, Recorder &rec, uint64_t outside)
+{
+    typename C::node_type node{};
+    w.start();
+    rec.begin(g.origin);
+    while (w.running()) {
+        uint64_t t0 = bench::ticks();
+        C::lock(g.lock, node);
+        uint64_t wait = bench::ticks_since(t0);
+        update(g);
+        C::unlock(g.lock, node);
+        rec.record(t0, wait);
+        spin_ticks(outside);
+    }
+    rec.end();
+    return bench::ThreadResult{rec.ops, rec.worst};
+}
+
+template <class C> void lockskew(benchmark::State &state)
+{
+    auto g = std::make_unique<Shared<C>>();
+    C::init(g->lock);
+    uint64_t outside = ticks_for_ns(kSkewOutsideNs);
+    bench::WindowResult r;
+    std::unique_ptr<Recorders> rs;
+    bool held = true;
+    for (auto _ : state) {
+        g->a = g->b = 0;
+        g->origin.store(0, std::memory_order_relaxed);
+        rs = std::make_unique<Recorders>(1);
+        r = bench::run_window(2, [&g, &rs, outside](bench::Window &w, int index) {
+            return index == 0 ? relocker_thread<C>(w, *g)
+                              : waiter_thread<C>(w, *g, rs->each[0], outside);
+        });
+        bench::set_time_per_op(state, r);
+        held = held && exclusion_held(*g, r);
+    }
+    C::destroy(g->lock);
+    if (!held)
+        state.SkipWithError("lost updates: mutual exclusion broken");
+    bench::report_throughput(state, r);
+    report_waits(state, rs->each[0].waits, rs->each[0].worst);
+    state.counters["relocker_acq"] = static_cast<double>(r.threads[0].ops);
+    state.counters["waiter_acq"] = static_cast<double>(r.threads[1].ops);
+}
+
+// nice19: the mutex loop; the last thread lowers its own priority first.
+template <class C> void nice19(benchmark::State &state)
+{
+    auto g = std::make_unique<Shared<C>>();
+    C::init(g->lock);
+    bench::WindowResult r;
+    std::unique_ptr<Recorders> rs;
+    bool held = true;
+    std::atomic<bool> reniced{true};
+    for (auto _ : state) {
+        g->a = g->b = 0;
+        g->origin.store(0, std::memory_order_relaxed);
+        rs = std::make_unique<Recorders>(kNiceThreads);
+        r = bench::run_window(kNiceThreads, [&g, &rs, &reniced](bench::Window &w, int index) {
+            if (index == kNiceThreads - 1 && setpriority(PRIO_PROCESS, gettid(), 19) != 0)
+                reniced.store(false, std::memory_order_relaxed); // read after the join
+            return exclusive_thread<C>(w, *g, rs->each[index], index);
+        });
+        bench::set_time_per_op(state, r);
+        held = held && exclusion_held(*g, r);
+    }
+    C::destroy(g->lock);
+    if (!held)
+        state.SkipWithError("lost updates: mutual exclusion broken");
+    else if (!reniced.load(std::memory_order_relaxed))
+        state.SkipWithError("setpriority(19) on the nice thread failed");
+    uint64_t worst;
+    bench::Histogram h = merged(*rs, worst);
+    bench::report_throughput(state, r);
+    report_waits(state, h, worst);
+    report_spread(state, *rs);
+    std::vector<uint64_t> others;
+    for (int i = 0; i < kNiceThreads - 1; ++i)
+        others.push_back(r.threads[i].ops);
+    std::sort(others.begin(), others.end());
+    double median = static_cast<double>(others[others.size() / 2]);
+    double nice = static_cast<double>(r.threads[kNiceThreads - 1].ops);
+    state.counters["nice_acq"] = nice;
+    state.counters["median_acq"] = median;
+    state.counters["nice_ratio"] = median > 0 ? nice / median : 0.0;
+}
+
+// ---- registration -------------------------------------------------------
+
+template <class... Cs> void register_exclusive(const char *scenario, List<Cs...>)
+{
+    for (int t : kThreads)
+        (bench::add_windowed(bench::row_name("tail", scenario, Cs::name, t),
+                             [t](benchmark::State &s) { exclusive<Cs>(s, t); }),
+         ...);
+}
+
+template <class... Cs> void register_rwlock(List<Cs...>)
+{
+    for (int t : kThreads)
+        (bench::add_windowed(bench::row_name("tail", "rwlock", Cs::name, t),
+                             [t](benchmark::State &s) { rwlock<Cs>(s, t); }),
+         ...);
+}
+
+template <class... Cs> void register_skew(List<Cs...>)
+{
+    (bench::add_windowed(bench::row_name("tail", "lockskew", Cs::name), lockskew<Cs>), ...);
+    (bench::add_windowed(bench::row_name("tail", "nice19", Cs::name, kNiceThreads), nice19<Cs>),
+     ...);
+}
+
+} // namespace
+
+void bench::register_tail()
+{
+    // As in register_mutex: the packaged absl would otherwise run its
+    // deadlock detector on every Lock.
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    register_exclusive("mutex", MutexContenders{});
+    register_exclusive("sem", SemContenders{});
+    register_rwlock(RwlockContenders{});
+    register_skew(SkewContenders{});
+}
