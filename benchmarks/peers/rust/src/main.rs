@@ -13,6 +13,7 @@ mod locks;
 mod pool;
 mod sem_many;
 mod sweep;
+mod tail;
 
 use harness::{json_num, json_string, Row, Sample};
 use std::time::Instant;
@@ -228,6 +229,15 @@ fn rows() -> Vec<Row> {
         sem_many::THREADS as u32,
         |m, _| sem_many::mix_tokio(m),
     ));
+
+    let tail_mutex: [(&str, fn(usize, f64) -> Sample); 2] =
+        [("rust_parking_lot", tail::mutex::<PlMutex>), ("rust_std", tail::mutex::<StdMutex>)];
+    for &t in tail::THREADS.iter() {
+        for (name, f) in tail_mutex.iter() {
+            let f = *f;
+            r.push(Row::new(format!("tail/mutex/{}/threads:{}", name, t), t as u32, move |m, _| f(t, m)));
+        }
+    }
     r
 }
 
@@ -352,6 +362,9 @@ fn main() {
             "p50_ns",
             "p99_ns",
             "p999_ns",
+            "max_ns",
+            "rsd",
+            "lwss",
             "spawn_ns",
             "n1_p99_ns",
             "n32_worst_ns",
