@@ -1,12 +1,14 @@
 """tools/report's plots of benchmark rows (matplotlib, when installed): one
-PNG per multi-thread throughput scenario and one per contention sweep."""
+PNG per multi-thread throughput scenario, one per contention sweep and one
+CDF of the wait per tail scenario."""
 
 import math
 import os
 import re
 
 from bench_report import ctx_get, group, sweeps_of
-from common import contender_kind, warn
+from common import WARNINGS, contender_kind, warn
+from tail_report import FAMILY as TAIL, cdf_points, ordered
 
 def plot_name(fam, scen):
     return "%s_%s.png" % (re.sub(r"[^A-Za-z0-9_.-]+", "_", fam),
@@ -16,7 +18,8 @@ def plot_name(fam, scen):
 def make_plots(rows, contexts, outdir):
     """-> {(family, scenario): png name}"""
     families = group(rows)
-    wanted = [s for scen in families.values() for s in scen if s.plottable]
+    # The tail family draws CDFs instead (make_tail_plots).
+    wanted = [s for fam, scen in families.items() if fam != TAIL for s in scen if s.plottable]
     if not wanted:
         return {}
     try:
@@ -174,4 +177,81 @@ def make_sweep_plots(rows, outdir):
         fig.savefig(os.path.join(outdir, name), bbox_inches="tight")
         plt.close(fig)
         made[sw.family] = name
+    return made
+
+
+# The tail CDFs' y axis: fractions on a logit scale, so that p99, p99.9 and
+# p99.99 stand as far apart as p50 and p90 (the tail is what the family is
+# about); the maximum (fraction 1, which a logit axis cannot show) is drawn
+# at TAIL_MAX_Y, labelled "max".
+TAIL_Y_TICKS = [0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999]
+TAIL_MAX_Y = 0.99997
+
+
+def make_tail_plots(rows, outdir):
+    """One PNG per tail scenario: the CDF of the wait (log x, logit y), a
+    panel per thread count, a line per contender. -> {scenario: png name}"""
+    wanted = [s for s in group(rows).get(TAIL, [])
+              if any(cdf_points(r) for r in s.rows.values() if not r.error)]
+    if not wanted:
+        return {}
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FixedLocator, NullLocator
+    except ImportError:
+        if not any("matplotlib is missing" in w for w in WARNINGS):
+            warn("plots skipped: matplotlib is missing (apt-get install python3-matplotlib)")
+        return {}
+    t10, t20 = plt.get_cmap("tab10"), plt.get_cmap("tab20")
+    palette = [t10(i) for i in range(10) if i != 3] + \
+        [t20(i) for i in range(1, 20, 2) if i != 7]
+    made = {}
+    for s in ordered(wanted):
+        threads = [t for t in s.threads
+                   if any(cdf_points(s.get(c, t)) for c in s.contenders
+                          if s.get(c, t) is not None and not s.get(c, t).error)]
+        n = len(threads)
+        fig, axes = plt.subplots(1, n, figsize=(3.8 * n + 2.4, 4.2), dpi=110, squeeze=False,
+                                 sharey=True)
+        style, handles = {}, {}
+        for c in s.contenders:
+            if c == "park":
+                style[c] = dict(color="#d62728", linewidth=2.6, zorder=10)
+            else:
+                i = len([x for x in style if x != "park"])
+                style[c] = dict(color=palette[i % len(palette)], linewidth=1.3, alpha=0.9,
+                                linestyle="--" if c.startswith("rust_") else "-", zorder=5)
+        for ax, t in zip(axes[0], threads):
+            for c in s.contenders:
+                r = s.get(c, t)
+                pts = cdf_points(r) if r is not None and not r.error else []
+                if not pts:
+                    continue
+                # A log axis has no 0: waits below 1 ns are drawn at 1 ns.
+                xs = [max(v, 1.0) for v, _ in pts]
+                ys = [min(q, TAIL_MAX_Y) for _, q in pts]
+                (line,) = ax.plot(xs, ys, drawstyle="steps-post", label=c, **style[c])
+                handles.setdefault(c, line)
+            ax.set_xscale("log")
+            ax.set_yscale("logit")
+            ax.set_ylim(TAIL_Y_TICKS[0] * 0.8, 1 - (1 - TAIL_MAX_Y) * 0.6)
+            ax.yaxis.set_major_locator(FixedLocator(TAIL_Y_TICKS + [TAIL_MAX_Y]))
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.set_yticklabels([("%f" % q).rstrip("0") for q in TAIL_Y_TICKS] + ["max"])
+            ax.grid(True, which="major", color="0.85", linewidth=0.7)
+            ax.set_xlabel("wait (ns)")
+            ax.set_title("%s threads" % t if t is not None else s.name, fontsize=10)
+        axes[0][0].set_ylabel("fraction of acquisitions (logit scale)")
+        order = [c for c in s.contenders if c in handles]
+        fig.legend([handles[c] for c in order], order, loc="center left",
+                   bbox_to_anchor=(0.995, 0.5), fontsize=8.5, frameon=False)
+        fig.suptitle("tail / %s: CDF of the acquire wait (medians of the quantiles over "
+                     "repetitions)" % s.name, fontsize=11)
+        fig.tight_layout()
+        name = plot_name(TAIL, s.name + "_cdf")
+        fig.savefig(os.path.join(outdir, name), bbox_inches="tight")
+        plt.close(fig)
+        made[s.name] = name
     return made

@@ -12,6 +12,7 @@ import re
 from common import (REPO, WARNINGS, contender_kind, fmt_num, fmt_time, geomean,
                     md_escape, table)
 from dropin_report import dropin_section, write_dropin_report
+from tail_report import FAMILY as TAIL, tail_section
 
 
 # --------------------------------------------------------------------------
@@ -497,6 +498,8 @@ def summary_section(families):
            ""]
     any_table = False
     for fam, scenarios in families.items():
+        if fam == TAIL:  # compares waits, in its own section
+            continue
         ref = reference(fam)
         others = []
         for s in scenarios:
@@ -943,8 +946,9 @@ def family_section(fam, scenarios, plots):
 
 
 def write_report(rows, contexts, outdir, build_dir, command, plots, sweep_plots=None,
-                 dropin=None):
-    """dropin: (drop-in rows, their contexts, plot name or None), or None."""
+                 dropin=None, tail_plots=None):
+    """dropin: (drop-in rows, their contexts, plot name or None), or None;
+    tail_plots: {tail scenario: png name}."""
     sweep_plots = sweep_plots or {}
     families = group(rows)
     if not rows and dropin:
@@ -976,7 +980,10 @@ def write_report(rows, contexts, outdir, build_dir, command, plots, sweep_plots=
     out += summary_section(families)
     out += sweeps_section(families, sweep_plots)
     for fam, scenarios in families.items():
-        out += family_section(fam, scenarios, plots)
+        if fam == TAIL:
+            out += tail_section(scenarios, tail_plots or {})
+        else:
+            out += family_section(fam, scenarios, plots)
     if dropin:
         out += dropin_section(*dropin)
     path = os.path.join(outdir, "REPORT.md")

@@ -108,6 +108,60 @@ def dropin_checks(tmp, full):
           "## Drop-in" in text2, err)
 
 
+def tail_checks(text, out, text_cxx_only):
+    """The tail section (synth.py's tail rows: park's p99.9 is half of
+    rust_parking_lot's and a quarter of std's)."""
+    tail = text[text.find("\n## tail\n"):]
+    for needle in ("### tail / park's p99.9 against the best peer's",
+                   "| scenario | threads | park p99.9 | best peer p99.9 | park / best |",
+                   "### tail / mutex", "#### tail / mutex, 8 threads", "### tail / sem",
+                   "### tail / rwlock", "| **park** |", "| ck_mcs |", "| pthread_wpref |",
+                   "| rust_parking_lot |",
+                   "| contender | ops/s | p50 | p99 | p99.9 | max | rsd | LWSS | park / it: p99.9 |",
+                   "park's p99.9 / the best peer's (rust_parking_lot, ",
+                   "### tail / lockskew", "| contender | waiter acq | relocker acq | waiter p50 |",
+                   "| **park** | 20000 | 3000000 |", "### tail / nice19", "nice / median",
+                   "| 4 | **park** |", "0.010"):
+        check("tail section has %r" % needle, needle in tail)
+    check("tail not in the Summary", "### tail\n" not in text)
+
+    def p999_cell(t, scen):
+        rows = [ln for ln in t.splitlines() if ln.startswith("| %s | 8 |" % scen)]
+        if not rows:
+            return None, ""
+        cells = [c.strip() for c in rows[0].split("|")[1:-1]]
+        return float(cells[4].strip("*")), cells[3]
+
+    r, best = p999_cell(tail, "mutex")
+    check("tail mutex 8 threads: park / rust_parking_lot about 0.5",
+          r is not None and 0.35 < r < 0.7 and "(rust_parking_lot)" in best, (r, best))
+    r, best = p999_cell(text_cxx_only[text_cxx_only.find("\n## tail\n"):], "mutex")
+    check("tail mutex 8 threads without the Rust peers: park / std about 0.25",
+          r is not None and 0.17 < r < 0.36 and "(std)" in best, (r, best))
+    if have_matplotlib():
+        for scen in ("mutex", "sem", "rwlock", "lockskew", "nice19"):
+            png = "tail_%s_cdf.png" % scen
+            path = os.path.join(out, png)
+            ok = os.path.exists(path) and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+            check("%s written" % png, ok)
+            check("%s linked" % png, "](%s)" % png in tail)
+        check("no throughput plot of the tail family",
+              not os.path.exists(os.path.join(out, "tail_mutex.png")))
+
+    # The CDF points: the named quantiles and the cdf_p<P>_ns counters, by
+    # fraction, the waits made non-decreasing.
+    sys.path.insert(0, HERE)
+    from tail_report import cdf_points
+
+    class FakeRow:
+        median = {"p50_ns": 30.0, "p99_ns": 500.0, "p999_ns": 400.0, "max_ns": 9000.0,
+                  "cdf_p10_ns": 10.0, "cdf_p99.99_ns": 2000.0, "rsd": 0.5}
+    pts = cdf_points(FakeRow())
+    check("tail CDF points sorted and monotone",
+          pts == [(10.0, 0.1), (30.0, 0.5), (500.0, 0.99), (500.0, 0.999), (2000.0, 0.9999),
+                  (9000.0, 1.0)], pts)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         full, quick, after = (os.path.join(tmp, d) for d in ("full", "quick", "after"))
@@ -199,6 +253,7 @@ def main():
         text5 = open(os.path.join(out5, "REPORT.md"), encoding="utf-8").read() if rc == 0 else ""
         check("C++-only JSON reports the sweeps", rc == 0 and
               "writer-fair peers (pthread_wpref, absl)" in text5, err)
+        tail_checks(text, out, text5)
 
         # A file cut short by a crashed run still gives its complete rows.
         src = open(os.path.join(full, "park_bench.json"), encoding="utf-8").read()

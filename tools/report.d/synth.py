@@ -157,6 +157,9 @@ def cxx(reps, rnd, scale):
     chan(g, ("park", "condvar", "tbb", "ck_ring"))
     sem_many(g, ("park", "park_fifo", "condvar"))
     cpp(g)
+    tail(g, {"mutex": ("park", "pthread", "absl", "ck_mcs", "std"),
+             "sem": ("park", "sem_t", "std"),
+             "rwlock": ("park", "pthread_wpref", "absl")}, skew=("park", "pthread", "absl"))
     return {"context": context("build/bench/benchmarks/park_bench", reps),
             "benchmarks": g.rows}
 
@@ -308,6 +311,62 @@ def cpp(g):
     g.rnd = shared
 
 
+# tail: per contender (ops/s, p99.9 wait ns); the other quantiles follow
+# from the p99.9. At 8 threads in tail/mutex park's p99.9 is half of
+# rust_parking_lot's (the best peer with the Rust rows) and a quarter of
+# std's (the best without them).
+TAIL = {"park": (8e6, 500.0), "pthread": (6e6, 5000.0), "absl": (5e6, 4000.0),
+        "ck_mcs": (1e6, 1e6), "std": (7e6, 2000.0), "sem_t": (2e6, 3000.0),
+        "pthread_wpref": (6e6, 2500.0), "rust_parking_lot": (9e6, 1000.0),
+        "rust_std": (7e6, 3000.0)}
+TAIL_THREADS = [2, 4, 8, 16]
+TAIL_CDF = ["0.1", "1", "5", "10", "20", "30", "40", "60", "70", "80", "90", "95", "99.5",
+            "99.99"]
+
+
+def tail_counters(p999):
+    """The tail family's wait counters for a row whose p99.9 is p999: the
+    CDF rises from 20 ns to p99.9 and on to 10 x p99.9 at the maximum."""
+    c = {"csw_per_op": 0.001, "cpu_ns_per_op": 120.0, "p50_ns": 20.0, "p99_ns": p999 / 4,
+         "p999_ns": p999, "max_ns": p999 * 10, "rsd": 0.1, "lwss": 1.5}
+    for p in TAIL_CDF:
+        q = float(p) / 100
+        c["cdf_p%s_ns" % p] = (20.0 if q <= 0.5 else 20.0 + (p999 / 4 - 20.0) * (q - 0.5) / 0.49
+                               if q <= 0.99 else p999 * (2 if q < 0.999 else 5))
+    return c
+
+
+def tail(g, scenarios, skew=()):
+    """The tail family, with its own random numbers (the rows before and
+    after it keep theirs). scenarios: {scenario: contenders}; skew: the
+    contenders of lockskew and nice19."""
+    shared, g.rnd = g.rnd, random.Random(29)
+    for scen, contenders in scenarios.items():
+        g.family()
+        for th in TAIL_THREADS:
+            for c in contenders:
+                ips, p999 = TAIL[c]
+                g.bench("tail/%s/%s" % (scen, c), th, 1e9 / ips, ips=ips,
+                        counters=tail_counters(p999 * th / 8), real_time_suffix=(c != "park"),
+                        contender=c)
+    if skew:
+        g.family()
+        for c in skew:
+            counters = tail_counters(TAIL[c][1])
+            counters.update({"waiter_acq": 20000 if c == "park" else 500,
+                             "relocker_acq": 3000000})
+            g.bench("tail/lockskew/" + c, None, 1e9 / TAIL[c][0], ips=TAIL[c][0],
+                    counters=counters, real_time_suffix=True, contender=c)
+        g.family()
+        for c in skew:
+            counters = tail_counters(TAIL[c][1])
+            counters.update({"nice_acq": 1500 if c == "park" else 15000, "median_acq": 150000,
+                             "nice_ratio": 0.01 if c == "park" else 0.1})
+            g.bench("tail/nice19/" + c, 4, 1e9 / TAIL[c][0], ips=TAIL[c][0], counters=counters,
+                    real_time_suffix=True, contender=c)
+    g.rnd = shared
+
+
 def rust(reps, rnd):
     g = Gen(reps, rnd, 1.0)
     peers = {"rust_parking_lot": (12.5, 0.9), "rust_std": (14.5, 0.6),
@@ -336,6 +395,7 @@ def rust(reps, rnd):
     async_family(g, ("rust_tokio",))
     chan(g, ("rust_crossbeam",))
     sem_many(g, ("rust_tokio",))
+    tail(g, {"mutex": ("rust_parking_lot", "rust_std")})
     ctx = context("benchmarks/peers/rust/target/release/park-peers", reps)
     ctx.update({"harness": "park-peers", "compiler": "rustc 1.63.0",
                 "peer_versions": "parking_lot 0.12.1, tokio 1.24.2",
