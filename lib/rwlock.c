@@ -87,13 +87,17 @@ void park_rwlock_init(park_rwlock_t *rw)
     rw->wqueued_ = 0;
     rw->rqueued_ = 0;
     rw->wstreak_ = 0;
-    __atomic_store_n(&rw->debug_, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw->flags_, 0, __ATOMIC_RELAXED);
 }
 
 static void forked_settle(park_rwlock_t *rw);
 
 int park_rwlock_destroy(park_rwlock_t *rw)
 {
+    /* A biased lock is free when its word holds only the bias hold and the
+     * readers' table none of its holds. */
+    if (__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED)
+        return park__rwlock_mostly_destroy(rw);
     /* acquire: pairs with the releasing CAS of the last unlock, so that
      * freeing the memory is ordered after every use. Queue bits are set
      * whenever anyone is queued, so 0 also means nobody waits. */
@@ -357,7 +361,7 @@ static void read_removed(void *ctx, bool more)
 
 const park__wait_ops_t park__rwlock_read_ops = {.validate = read_validate, .removed = read_removed};
 
-static int read_wait(park_rwlock_t *rw, park_time_t deadline)
+int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
 {
     struct park__rwlock_wait c = {.rw = rw, .check_reentry = deadline == PARK_FOREVER};
     park__waiter_t w;
@@ -405,15 +409,24 @@ static int read_wait(park_rwlock_t *rw, park_time_t deadline)
     }
 }
 
+static bool read_mostly(const park_rwlock_t *rw)
+{
+    return __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY;
+}
+
 void park__rwlock_read_lock_slow(park_rwlock_t *rw)
 {
-    (void)read_wait(rw, PARK_FOREVER);
+    if (read_mostly(rw))
+        (void)park__rwlock_mostly_read(rw, PARK_FOREVER, false);
+    else
+        (void)park__rwlock_read_wait(rw, PARK_FOREVER);
     park__rwlock_track_add(rw);
 }
 
 int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline)
 {
-    int r = read_wait(rw, deadline);
+    int r = read_mostly(rw) ? park__rwlock_mostly_read(rw, deadline, false)
+                            : park__rwlock_read_wait(rw, deadline);
     if (r == 0)
         park__rwlock_track_add(rw);
     return r;
@@ -422,7 +435,8 @@ int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline)
 bool park__rwlock_read_trylock_slow(park_rwlock_t *rw)
 {
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-    if (!park__rwlock_try_read(rw, &s))
+    if (read_mostly(rw) ? park__rwlock_mostly_read(rw, PARK_FOREVER, true) != 0
+                        : !park__rwlock_try_read(rw, &s))
         return false;
     park__rwlock_track_add(rw);
     return true;
@@ -436,6 +450,14 @@ void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
         park__misuse("park_rwlock_read_unlock", rw, "the lock is not read-locked");
 #endif
     park__rwlock_track_remove(rw);
+    if (read_mostly(rw))
+        park__rwlock_mostly_read_unlock(rw);
+    else
+        park__rwlock_state_read_unlock(rw);
+}
+
+void park__rwlock_state_read_unlock(park_rwlock_t *rw)
+{
     /* n|x -> n-1|x, as the inline path. release: pairs with the acquire of
      * the next write lock. */
     uint32_t s = __atomic_fetch_sub(&rw->state_, READER, __ATOMIC_RELEASE);
@@ -444,6 +466,8 @@ void park__rwlock_read_unlock_slow(park_rwlock_t *rw)
      * or destroys it) until release_finish clears it. */
     if ((s & (DRAIN | READERS)) == (DRAIN | READER))
         release_slow(rw, LAST_READ);
+    else if (PARK__UNLIKELY(!(s & READERS)))
+        park__rwlock_read_unlock_none(rw);
 }
 
 void park__rwlock_read_unlock_none(park_rwlock_t *rw)
@@ -479,6 +503,10 @@ static bool write_validate(void *ctx)
     }
     if (PARK__UNLIKELY(park__forked))
         forked_recount(rw);
+    /* Biased again (lib/rwlock_mostly.c re-biases under this bucket lock,
+     * only while no writer is counted): never sleep behind a bias hold. */
+    if (PARK__UNLIKELY(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED))
+        return false;
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(s & (WRITER | READERS | DRAIN))) {
@@ -560,6 +588,11 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
          * it again at the front (settling its count even when the deadline
          * has passed). */
         if (!c.in_flight) {
+            /* Read-mostly: the bias goes first (the table's holds move into
+             * the word); readers may bias it again until this writer is
+             * queued, and then write validate sends it back here. */
+            if (__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED)
+                park__rwlock_revoke(rw);
             if (write_spin(rw))
                 return 0;
             if (park__deadline_passed(deadline))
@@ -595,6 +628,15 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
 void park__rwlock_write_lock_slow(park_rwlock_t *rw)
 {
     (void)write_wait(rw, PARK_FOREVER);
+}
+
+bool park__rwlock_write_trylock_slow(park_rwlock_t *rw)
+{
+    if (!(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED))
+        return false; /* a reader holds it */
+    park__rwlock_revoke(rw);
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    return park__rwlock_try_write(rw, &s);
 }
 
 int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadline)

@@ -40,6 +40,10 @@ static bool async_try_take(void *ctx, bool write)
     if (c->acquired)
         return true;
     *c = (struct park__rwlock_wait){.rw = c->rw};
+    /* A read-mostly lock biased again since the last try: revoked, as
+     * write validate will not queue on it. */
+    if (write && (__atomic_load_n(&c->rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED))
+        park__rwlock_revoke(c->rw);
     uint32_t s = __atomic_load_n(&c->rw->state_, __ATOMIC_RELAXED);
     return write ? park__rwlock_try_write(c->rw, &s) : park__rwlock_try_read(c->rw, &s);
 }

@@ -8,13 +8,13 @@
 /* A thread records the read holds it takes (per lock, a count) and removes
  * one at each read_unlock it makes. A read_unlock that finds no record of
  * its lock released a hold taken by another thread (or one not recorded for
- * lack of room): it sets the lock's debug_ word, which turns the re-entry
+ * lack of room): it sets a bit of the lock's flags_ word, which turns the re-entry
  * check off for that lock, because some thread's record of it may now be
- * stale. So a check that finds a record and a clear debug_ word is right:
+ * stale. So a check that finds a record and a clear bit is right:
  * the thread holds the lock. */
 
 #define TRACK_SLOTS 8
-#define DEBUG_UNTRACKED 1u /* debug_: a hold was released untracked */
+#define DEBUG_UNTRACKED 1u /* flags_: a hold was released untracked */
 
 static _Thread_local struct {
     const park_rwlock_t *rw;
@@ -48,13 +48,13 @@ void park__rwlock_track_remove(park_rwlock_t *rw)
         }
     }
     /* relaxed: a flag only this file's debug checks read, never data. */
-    __atomic_store_n(&rw->debug_, DEBUG_UNTRACKED, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&rw->flags_, DEBUG_UNTRACKED, __ATOMIC_RELAXED);
 }
 
 bool park__rwlock_track_holds(const park_rwlock_t *rw)
 {
     /* relaxed: as in track_remove. */
-    if (__atomic_load_n(&rw->debug_, __ATOMIC_RELAXED) & DEBUG_UNTRACKED)
+    if (__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & DEBUG_UNTRACKED)
         return false;
     for (int i = 0; i < TRACK_SLOTS; i++)
         if (tracked[i].rw == rw)

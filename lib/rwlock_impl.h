@@ -34,6 +34,22 @@ bool park__rwlock_try_write(park_rwlock_t *rw, uint32_t *s);
 /* A writer that left the queue ungranted lets in the readers it held back. */
 void park__rwlock_admit(park_rwlock_t *rw);
 
+/* A read hold from the word, waiting until deadline: 0 or ETIMEDOUT. */
+int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline);
+/* Gives up one read hold in the word (the last out of a drain hands over). */
+void park__rwlock_state_read_unlock(park_rwlock_t *rw);
+
+/* The read-mostly mode (lib/rwlock_mostly.c). A read hold: through the
+ * readers' table while the lock is biased, else from the word (waiting
+ * until deadline, or not at all if try_only): 0, ETIMEDOUT or EBUSY. */
+int park__rwlock_mostly_read(park_rwlock_t *rw, park_time_t deadline, bool try_only);
+void park__rwlock_mostly_read_unlock(park_rwlock_t *rw);
+/* A writer's first step on a biased lock: the bias goes, the table's holds
+ * move into the word, and the bias hold is given up. Never blocks. */
+void park__rwlock_revoke(park_rwlock_t *rw);
+/* park_rwlock_destroy of a biased lock: 0 or EBUSY; changes nothing. */
+int park__rwlock_mostly_destroy(park_rwlock_t *rw);
+
 /* PARK_DEBUG: the read holds the calling thread took (lib/rwlock_debug.c). */
 #ifdef PARK_DEBUG
 void park__rwlock_track_add(const park_rwlock_t *rw);

@@ -68,13 +68,28 @@ typedef struct park_rwlock {
     uint32_t rqueued_; /* private: readers queued (ditto) */
     uint32_t wstreak_; /* private: writers that had the lock in a row while
                           readers waited (ditto) */
-    uint32_t debug_;   /* private: PARK_DEBUG builds of the library only */
+    uint32_t flags_;   /* private: the read-mostly mode and its bias
+                          (lib/rwlock_mostly.c), PARK_DEBUG's tracker */
 } park_rwlock_t;
 
 /* Static initialiser: a free lock. Same as zeroed memory. */
 #define PARK_RWLOCK_INIT                                                                           \
     {                                                                                              \
         0, 0, 0, 0, 0                                                                              \
+    }
+
+/* Private: flags_ bits (lib/rwlock_mostly.c documents the protocol). */
+#define PARK__RW_MOSTLY 2u /* the read-mostly mode */
+#define PARK__RW_BIASED                                                                            \
+    4u                       /* readers hold by the reader table; the bias                         \
+                                holds one read hold in state_ */
+#define PARK__RW_REVOKING 8u /* a writer moves table holds into state_ */
+
+/* Static initialiser of a read-mostly lock (park_rwlock_init_read_mostly):
+ * a free lock, biased, whose bias holds one read hold in the state word. */
+#define PARK_RWLOCK_INIT_READ_MOSTLY                                                               \
+    {                                                                                              \
+        1, 0, 0, 0, PARK__RW_MOSTLY | PARK__RW_BIASED                                              \
     }
 
 /* Writers that may have the lock in a row while readers wait, after which
@@ -103,6 +118,7 @@ PARK_API void park__rwlock_read_unlock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_read_unlock_last(park_rwlock_t *rw);
 PARK_API __attribute__((noreturn)) void park__rwlock_read_unlock_none(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_lock_slow(park_rwlock_t *rw);
+PARK_API bool park__rwlock_write_trylock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_unlock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_downgrade_slow(park_rwlock_t *rw);
 /* Private: true in PARK_DEBUG builds of the library, which record each
@@ -112,6 +128,23 @@ PARK_API extern const bool park__rwlock_tracked;
 
 /* Makes *rw a free lock. Not atomic: nobody may use *rw meanwhile. */
 PARK_API void park_rwlock_init(park_rwlock_t *rw);
+
+/* Makes *rw a free lock in the read-mostly mode (or PARK_RWLOCK_INIT_READ_
+ * MOSTLY). Readers of a read-mostly lock write no shared cache line while
+ * the lock is biased: each publishes its hold in a slot of one process-wide
+ * table of readers (hashed from the lock and the thread), so readers on
+ * different CPUs do not slow each other down. A writer revokes the bias
+ * first (it moves the published holds into the lock's word, about a few
+ * microseconds), then proceeds as in the plain mode; readers bias the lock
+ * again only after about nine times that long without a writer, so a
+ * write-heavy phase costs little over the plain mode. Every guarantee of
+ * the plain mode holds (policy, timed and asynchronous acquisition,
+ * downgrade, destruction safety); a read hold may still be released by
+ * any thread (such a release finds the hold in the table by a search, so
+ * it costs microseconds). Uncontended, a plain lock is faster for a single
+ * thread; choose this mode for locks that many threads read at once and
+ * rarely write. Not atomic: nobody may use *rw meanwhile. */
+PARK_API void park_rwlock_init_read_mostly(park_rwlock_t *rw);
 
 /* Checks that *rw is free and nobody waits for it: 0, or EBUSY (then *rw
  * is unchanged and still usable). After 0 the memory may be freed or
@@ -124,7 +157,8 @@ PARK__INLINE void park__rwlock_read_lock_plain(park_rwlock_t *rw)
     /* The first try guesses "free", so an uncontended lock costs one CAS
      * and no load before it; a failed try returns the word to retry with. */
     uint32_t s = 0;
-    if (PARK__LIKELY(!park__rwlock_tracked)) {
+    if (PARK__LIKELY(!park__rwlock_tracked) &&
+        PARK__LIKELY(!(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY))) {
         do {
             /* acquire: pairs with the release of the last write_unlock or
              * downgrade (lib/rwlock.c: the finish CAS). */
@@ -160,7 +194,8 @@ PARK__INLINE void park_rwlock_read_lock(park_rwlock_t *rw)
 /* Private: park_rwlock_read_trylock without the lock-order hooks. */
 PARK__INLINE bool park__rwlock_read_trylock_plain(park_rwlock_t *rw)
 {
-    if (PARK__UNLIKELY(park__rwlock_tracked))
+    if (PARK__UNLIKELY(park__rwlock_tracked) ||
+        PARK__UNLIKELY(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY))
         return park__rwlock_read_trylock_slow(rw);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     while (!(s & PARK__RW_NO_FAST_READ)) {
@@ -211,7 +246,8 @@ PARK__INLINE int park__rwlock_read_lock_until_checked(park_rwlock_t *rw, park_ti
 PARK__INLINE void park_rwlock_read_unlock(park_rwlock_t *rw)
 {
     PARK__ORDER_RELEASED(rw);
-    if (PARK__LIKELY(!park__rwlock_tracked)) {
+    if (PARK__LIKELY(!park__rwlock_tracked) &&
+        PARK__LIKELY(!(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY))) {
         /* release: pairs with the acquire of the next write lock (its CAS
          * reads this word, or a later value of it). */
         uint32_t s = __atomic_fetch_sub(&rw->state_, PARK__RW_READER, __ATOMIC_RELEASE);
@@ -254,8 +290,11 @@ PARK__INLINE bool park__rwlock_write_trylock_plain(park_rwlock_t *rw)
 {
     uint32_t s = 0;
     /* acquire: pairs with the release of the last unlock. */
-    return __atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_WRITER, false, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_RELAXED);
+    if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_WRITER, false,
+                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+        return true;
+    /* One read hold: perhaps a read-mostly lock's bias, revoked first. */
+    return PARK__UNLIKELY(s == PARK__RW_READER) && park__rwlock_write_trylock_slow(rw);
 }
 
 /* Takes the write hold if the lock is free and nobody is queued for it:

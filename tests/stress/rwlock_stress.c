@@ -23,6 +23,15 @@
 #include "test.h"
 #include "wait/wait.h" /* white box: park__wait_has_waiters */
 
+/* Built a second time with PARK_TEST_READ_MOSTLY (rwlock_stress_read_mostly):
+ * every lock of these tests is then a read-mostly lock (park_rwlock_init_
+ * read_mostly), which must keep every guarantee of the plain mode. */
+#ifdef PARK_TEST_READ_MOSTLY
+#undef PARK_RWLOCK_INIT
+#define PARK_RWLOCK_INIT PARK_RWLOCK_INIT_READ_MOSTLY
+#define park_rwlock_init park_rwlock_init_read_mostly
+#endif
+
 static void spin_for_ns(uint64_t ns)
 {
     park_time_t until = park_now() + ns;

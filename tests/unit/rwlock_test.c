@@ -21,6 +21,15 @@
 
 #include "test.h"
 
+/* Built a second time with PARK_TEST_READ_MOSTLY (rwlock_test_read_mostly):
+ * every lock of these tests is then a read-mostly lock (park_rwlock_init_
+ * read_mostly), which must keep every guarantee of the plain mode. */
+#ifdef PARK_TEST_READ_MOSTLY
+#undef PARK_RWLOCK_INIT
+#define PARK_RWLOCK_INIT PARK_RWLOCK_INIT_READ_MOSTLY
+#define park_rwlock_init park_rwlock_init_read_mostly
+#endif
+
 /* How many waiters are queued on the lock now. */
 static size_t queued_on(const park_rwlock_t *rw)
 {
