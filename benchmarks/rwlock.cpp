@@ -1,6 +1,7 @@
 // benchmarks/rwlock.cpp: the reader/writer lock family.
 //
 // Contenders (policy structs, one per row group): park (park_rwlock_t),
+// park_read_mostly (the same, initialised in the read-mostly mode),
 // pthread (pthread_rwlock_t, glibc's default kind, which prefers readers),
 // pthread_wpref (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), std
 // (std::shared_mutex), absl (absl::Mutex in reader and writer mode), and
@@ -31,10 +32,11 @@
 //                       worst_wait_ns: the writer's longest write_lock;
 //                       writer_p50_ns / writer_p99_ns: its wait quantiles;
 //                       writes: the writer's rounds in the window.
-//   sweep_rR            the contention sweep (park, pthread, pthread_wpref
-//                       and absl only): R in {90, 50} % reads x T in
-//                       {2, 4, 8}; the lock shares its cache line only
-//                       with the value it guards; a read is 4 loads of
+//   sweep_rR            the contention sweep (park, park_read_mostly,
+//                       pthread, pthread_wpref and absl only): R in
+//                       {90, 50} % reads x T in {2, 4, 8}; the lock
+//                       shares its cache line only with the value it
+//                       guards; a read is 4 loads of
 //                       the value, a write 4 increments; then 50 LCG
 //                       rounds outside. Counters as mutex/contended, plus
 //                       reads, writes and writer_worst_wait_ns.
@@ -63,12 +65,13 @@ template <class... Cs> struct List {
 };
 
 // The contender table: every scenario below runs for each entry, in order.
-using Contenders = List<Park, Pthread, PthreadWpref, Std, Absl, CkRwlock, CkPflock, CkBrlock>;
+using Contenders =
+    List<Park, ParkReadMostly, Pthread, PthreadWpref, Std, Absl, CkRwlock, CkPflock, CkBrlock>;
 
 // The contention sweep's table: park beside the rwlocks users would pick
 // instead, reader-preferring (pthread) and not (the Rust peers run the same
 // sweep in benchmarks/peers/rust).
-using SweepContenders = List<Park, Pthread, PthreadWpref, Absl>;
+using SweepContenders = List<Park, ParkReadMostly, Pthread, PthreadWpref, Absl>;
 
 // ---- shared state -------------------------------------------------------
 

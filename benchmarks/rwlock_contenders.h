@@ -61,6 +61,16 @@ struct Park : NoThreadSetup {
     }
 };
 
+// park's read-mostly mode (park_rwlock_init_read_mostly): the same lock,
+// its readers publishing in the process's table of readers while biased.
+struct ParkReadMostly : Park {
+    static constexpr const char *name = "park_read_mostly";
+    static void init(lock_type &l)
+    {
+        park_rwlock_init_read_mostly(&l);
+    }
+};
+
 template <int Kind> struct PthreadOfKind : NoThreadSetup {
     using lock_type = pthread_rwlock_t;
     static void init(lock_type &l)

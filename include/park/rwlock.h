@@ -31,6 +31,11 @@
  * builds of the library detect this case and abort with a message: see
  * park_rwlock_read_lock for exactly what is detected.
  *
+ * Two modes, chosen at init: plain (zeroed memory, PARK_RWLOCK_INIT,
+ * park_rwlock_init) and read-mostly (PARK_RWLOCK_INIT_READ_MOSTLY,
+ * park_rwlock_init_read_mostly), whose readers write no shared cache line
+ * while no writer comes; the policy below holds in both.
+ *
  * Uncontended read_lock is one compare-and-swap and read_unlock one
  * fetch-and-subtract, inlined; write_lock, write_trylock, write_unlock and
  * downgrade are one compare-and-swap each, inlined. A contended writer

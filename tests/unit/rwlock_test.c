@@ -8,6 +8,7 @@
  * timing asserted is that a timed lock never gives up before its deadline
  * (and, generously, not seconds after). */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -922,8 +923,150 @@ TEST(rwlock_release_of_a_hold_not_held_aborts_with_a_message)
     test_expect_abort(read_unlock_write_held, &rw, "not read-locked");
     ASSERT_EQ(park_rwlock_destroy(&rw), 0); /* the children's misuse left ours alone */
 }
+/* ---- the read-mostly mode -------------------------------------------------- */
+
+static bool biased(const park_rwlock_t *rw)
+{
+    return __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED;
+}
+
+static bool read_pair_then_biased(park_rwlock_t *rw)
+{
+    park_rwlock_read_lock(rw);
+    park_rwlock_read_unlock(rw);
+    return biased(rw);
+}
+
+/* The word of a biased lock holds only the bias hold: readers use the table. */
+TEST(rwlock_read_mostly_readers_of_a_biased_lock_leave_its_word_alone)
+{
+    park_rwlock_t rw = PARK_RWLOCK_INIT_READ_MOSTLY, by_init;
+    park_rwlock_init_read_mostly(&by_init);
+    ASSERT_EQ(memcmp(&rw, &by_init, sizeof rw), 0);
+    ASSERT_TRUE(biased(&rw));
+    park_rwlock_read_lock(&rw);
+    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_EQ(park_rwlock_read_lock_until(&rw, park_deadline_in(MS)), 0);
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), PARK__RW_READER);
+    ASSERT_FALSE(park_rwlock_write_trylock(&rw)); /* revoked: three holds in the word */
+    ASSERT_FALSE(biased(&rw));
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED) & PARK__RW_READERS_MASK, 3);
+    for (int i = 0; i < 3; i++)
+        park_rwlock_read_unlock(&rw);
+    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
+    park_rwlock_write_unlock(&rw);
+    ASSERT_EQ(park_rwlock_destroy(&rw), 0);
+}
+
+/* A writer revokes the bias (the reader's table hold moves into the word,
+ * and the writer waits for it); readers bias the lock again later. */
+TEST(rwlock_read_mostly_writer_revokes_and_readers_bias_it_again)
+{
+    park_rwlock_t rw = PARK_RWLOCK_INIT_READ_MOSTLY;
+    struct actor r, w;
+    test_threads_t *tr = start_actor(&r, &rw, TAKE_READ);
+    AWAIT(atomic_load(&r.holding));
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), PARK__RW_READER);
+    test_threads_t *tw = queue_actor(&w, &rw, TAKE_WRITE);
+    ASSERT_FALSE(biased(&rw));
+    ASSERT_FALSE(park_rwlock_read_trylock(&rw)); /* a writer waits: no reader enters */
+    finish_actor(&r, tr);
+    AWAIT(atomic_load(&w.holding));
+    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    finish_actor(&w, tw);
+    /* Readers from the word, then (the inhibition over) the bias again. */
+    AWAIT(read_pair_then_biased(&rw));
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), PARK__RW_READER);
+    ASSERT_EQ(park_rwlock_destroy(&rw), 0);
+}
+
+static void *release_a_read(void *arg)
+{
+    park_rwlock_read_unlock(arg);
+    return NULL;
+}
+
+/* A table hold released by another thread: found by its search, so the
+ * lock is free after it (no hold lost or left behind). */
+TEST(rwlock_read_mostly_table_hold_released_by_another_thread_frees_the_lock)
+{
+    park_rwlock_t rw = PARK_RWLOCK_INIT_READ_MOSTLY;
+    park_rwlock_read_lock(&rw);
+    park_rwlock_read_lock(&rw);
+    test_threads_join(test_threads_start(1, release_a_read, &rw, 0));
+    ASSERT_EQ(park_rwlock_destroy(&rw), EBUSY); /* one hold left, ours */
+    test_threads_join(test_threads_start(1, release_a_read, &rw, 0));
+    ASSERT_EQ(park_rwlock_destroy(&rw), 0);
+    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(biased(&rw));
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), PARK__RW_WRITER);
+    park_rwlock_write_unlock(&rw);
+    /* Releasing more holds than were taken is still caught. */
+    park_rwlock_t fresh = PARK_RWLOCK_INIT_READ_MOSTLY;
+    park_rwlock_read_lock(&fresh);
+    park_rwlock_read_unlock(&fresh);
+    ASSERT_EQ(park_rwlock_destroy(&fresh), 0);
+}
+
+static void read_unlock_fresh_read_mostly(void *arg)
+{
+    (void)arg;
+    static park_rwlock_t rw = PARK_RWLOCK_INIT_READ_MOSTLY;
+    park_rwlock_read_unlock(&rw); /* only the bias holds it */
+}
+
+TEST(rwlock_read_mostly_release_of_a_hold_not_held_aborts_with_a_message)
+{
+    test_expect_abort(read_unlock_fresh_read_mostly, NULL, "not read-locked");
+}
+
+/* destroy of a biased lock changes nothing and sees every table hold. */
+TEST(rwlock_read_mostly_destroy_is_ebusy_while_a_table_hold_exists)
+{
+    park_rwlock_t rw = PARK_RWLOCK_INIT_READ_MOSTLY;
+    park_rwlock_read_lock(&rw);
+    park_rwlock_t before = rw;
+    ASSERT_EQ(park_rwlock_destroy(&rw), EBUSY);
+    ASSERT_EQ(memcmp(&rw, &before, sizeof rw), 0);
+    ASSERT_TRUE(biased(&rw));
+    park_rwlock_read_unlock(&rw);
+    ASSERT_EQ(park_rwlock_destroy(&rw), 0);
+}
+
+static void *write_lock_until_main(void *arg)
+{
+    park_rwlock_t *rw = arg;
+    int r = park_rwlock_write_lock_until(rw, park_deadline_in(20 * MS));
+    return (void *)(intptr_t)r;
+}
+
+/* A timed writer that gives up leaves the lock usable by readers (and,
+ * later, biased again). */
+TEST(rwlock_read_mostly_timed_out_writer_leaves_readers_in)
+{
+    park_rwlock_t rw = PARK_RWLOCK_INIT_READ_MOSTLY;
+    park_rwlock_read_lock(&rw);
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, write_lock_until_main, &rw), 0);
+    void *r;
+    ASSERT_EQ(pthread_join(t, &r), 0);
+    ASSERT_EQ((int)(intptr_t)r, ETIMEDOUT);
+    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    park_rwlock_read_unlock(&rw);
+    park_rwlock_read_unlock(&rw);
+    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
+    park_rwlock_write_unlock(&rw);
+    ASSERT_EQ(park_rwlock_destroy(&rw), 0);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(rwlock_size_is_at_most_32_bytes),
+    TEST_ENTRY(rwlock_read_mostly_readers_of_a_biased_lock_leave_its_word_alone),
+    TEST_ENTRY(rwlock_read_mostly_writer_revokes_and_readers_bias_it_again),
+    TEST_ENTRY(rwlock_read_mostly_table_hold_released_by_another_thread_frees_the_lock),
+    TEST_ENTRY(rwlock_read_mostly_release_of_a_hold_not_held_aborts_with_a_message),
+    TEST_ENTRY(rwlock_read_mostly_destroy_is_ebusy_while_a_table_hold_exists),
+    TEST_ENTRY(rwlock_read_mostly_timed_out_writer_leaves_readers_in),
     TEST_ENTRY(rwlock_static_initializer_is_free),
     TEST_ENTRY(rwlock_zeroed_memory_is_free),
     TEST_ENTRY(rwlock_init_makes_any_memory_a_free_lock),
