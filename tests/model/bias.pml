@@ -172,7 +172,7 @@ inline read_lock()
                 if
                 :: biased -> held = 1 /* the seq_cst re-check: still biased */
                 :: else ->
-                    atomic { /* withdraw; gone (moved into the word, or taken by a release): held */
+                    atomic { /* withdraw; gone (moved, or taken by a release): held */
                         if
                         :: slot[p] -> slot[p] = 0
                         :: else -> held = 1
