@@ -34,7 +34,7 @@
 //                       writes: the writer's rounds in the window.
 //   sweep_rR            the contention sweep (park, park_read_mostly,
 //                       pthread, pthread_wpref and absl only): R in
-//                       {90, 50} % reads x T in {2, 4, 8}; the lock
+//                       {100, 90, 50} % reads x T in {2, 4, 8}; the lock
 //                       shares its cache line only with the value it
 //                       guards; a read is 4 loads of
 //                       the value, a write 4 increments; then 50 LCG
@@ -50,6 +50,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace
@@ -269,7 +270,7 @@ template <class C> struct alignas(64) SweepLine {
     uint64_t value; // guarded by l; a multiple of 4 outside a write
 };
 
-constexpr unsigned kSweepReads[] = {90, 50};
+constexpr unsigned kSweepReads[] = {100, 90, 50};
 constexpr int kSweepThreads[] = {2, 4, 8};
 constexpr int kSweepOutside = 50; // LCG rounds outside the critical section
 
@@ -390,7 +391,7 @@ template <class... Cs> void register_sweep(List<Cs...>)
     for (unsigned pct : kSweepReads)
         for (int t : kSweepThreads)
             (bench::add_windowed(
-                 bench::row_name("rwlock", pct == 90 ? "sweep_r90" : "sweep_r50", Cs::name, t),
+                 bench::row_name("rwlock", ("sweep_r" + std::to_string(pct)).c_str(), Cs::name, t),
                  [pct, t](benchmark::State &s) { sweep<Cs>(s, pct, t); }),
              ...);
 }

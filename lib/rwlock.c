@@ -67,9 +67,9 @@ _Static_assert(PARK_RWLOCK_WRITER_STREAK >= 2, "the policy's K is at least 2");
  * reader is always handed its hold). */
 
 #ifdef PARK_DEBUG
-const bool park__rwlock_tracked = true;
+uint32_t park__rwlock_modes = PARK__RW_MODE_TRACKED;
 #else
-const bool park__rwlock_tracked = false;
+uint32_t park__rwlock_modes = 0;
 #endif
 
 static _Noreturn void too_many_readers(const park_rwlock_t *rw)

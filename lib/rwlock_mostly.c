@@ -91,6 +91,14 @@ static bool inhibition_over(uint32_t f, park_time_t now)
     return ahead == 0 || ahead > FAR_AHEAD;
 }
 
+/* Read-mostly locks exist: the inline read paths look at each lock's
+ * flags from now on (park__rwlock_modes, park/rwlock.h). */
+static void mostly_in_use(void)
+{
+    if (!(__atomic_load_n(&park__rwlock_modes, __ATOMIC_RELAXED) & PARK__RW_MODE_MOSTLY))
+        __atomic_fetch_or(&park__rwlock_modes, PARK__RW_MODE_MOSTLY, __ATOMIC_RELAXED);
+}
+
 /* ---- readers -------------------------------------------------------------- */
 
 /* A read hold through the table of a lock seen biased: true if the caller
@@ -137,14 +145,18 @@ static bool table_release(park_rwlock_t *rw)
                                         __ATOMIC_RELAXED))
             return true;
     }
-    /* relaxed: a hold this call releases was taken (by whoever took it)
-     * after a load that saw BIASED, which happened before this call; a later
-     * value is REVOKING, or no bias once every table hold is in the word. */
-    if (!(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & (PARK__RW_BIASED | PARK__RW_REVOKING)))
+    /* A hold this call releases was taken (by whoever took it) after a
+     * load that saw BIASED, which happened before this call; a later value
+     * is REVOKING, or no bias once every table hold is in the word.
+     * acquire: pairs with the release that clears REVOKING, so the holds it
+     * moved into the word are seen there by the caller's word CAS. */
+    if (!(__atomic_load_n(&rw->flags_, __ATOMIC_ACQUIRE) & (PARK__RW_BIASED | PARK__RW_REVOKING)))
         return false;
     for (unsigned i = 0; i < TABLE_SIZE; i++) {
         park_rwlock_t *expect = rw;
-        if (__atomic_load_n(&park__rwlock_readers[i], __ATOMIC_RELAXED) == rw &&
+        /* acquire: a slot a revoking writer emptied is seen with the hold it
+         * added to the word before (its slot CAS is a release). */
+        if (__atomic_load_n(&park__rwlock_readers[i], __ATOMIC_ACQUIRE) == rw &&
             __atomic_compare_exchange_n(&park__rwlock_readers[i], &expect, NULL, false,
                                         __ATOMIC_RELEASE, __ATOMIC_RELAXED))
             return true;
@@ -184,11 +196,18 @@ static void rebias_finish(void *ctx, bool more)
     }
 }
 
+/* Reads from the word between two looks at the clock, per thread: an
+ * unbiased lock's readers would otherwise pay a clock read each. */
+#define REBIAS_EVERY 32u /* a power of 2 */
+static _Thread_local uint8_t rebias_tick __attribute__((tls_model("initial-exec")));
+
 /* After a read hold taken from the word of a lock seen unbiased (flags f):
- * biases it again once the inhibition is over. */
+ * biases it again once the inhibition is over (looked at every
+ * REBIAS_EVERY such reads of the thread). */
 static void maybe_rebias(park_rwlock_t *rw, uint32_t f)
 {
-    if ((f & (PARK__RW_BIASED | PARK__RW_REVOKING)) || !inhibition_over(f, park_now()))
+    if ((f & (PARK__RW_BIASED | PARK__RW_REVOKING)) || (++rebias_tick & (REBIAS_EVERY - 1)) != 0 ||
+        !inhibition_over(f, park_now()))
         return;
     park__unpark(rw, rebias_select, rebias_finish, rw);
 }
@@ -210,21 +229,36 @@ int park__rwlock_mostly_read(park_rwlock_t *rw, park_time_t deadline, bool try_o
     return r;
 }
 
+/* A release found at most one hold in the word and none in the table: is
+ * that one the bias hold (misuse), or a hold of the word's? The word and
+ * the flags are read as one snapshot, seqlock-style: the flags again after
+ * the word, until they are unchanged. The flags never repeat a value over
+ * a revocation and a re-bias (each revocation writes a later time, and a
+ * re-bias waits for it; the time wraps after 4 minutes), so an unchanged
+ * flags word means no bias hold came or went meanwhile. BIASED or
+ * REVOKING in it means the bias hold is in the word (it goes only after
+ * REVOKING is cleared). *s: the word read. seq_cst: the loads in order. */
+static bool only_the_bias_holds(park_rwlock_t *rw, uint32_t *s)
+{
+    uint32_t f;
+    do {
+        f = __atomic_load_n(&rw->flags_, __ATOMIC_SEQ_CST);
+        *s = __atomic_load_n(&rw->state_, __ATOMIC_SEQ_CST);
+    } while (__atomic_load_n(&rw->flags_, __ATOMIC_SEQ_CST) != f);
+    uint32_t bias = (f & (PARK__RW_BIASED | PARK__RW_REVOKING)) ? 1 : 0;
+    return (*s & PARK__RW_READERS_MASK) <= bias;
+}
+
 void park__rwlock_mostly_read_unlock(park_rwlock_t *rw)
 {
     if (table_release(rw))
         return;
     /* A hold in the word: as park__rwlock_state_read_unlock, but the bias
-     * hold is not the caller's to give up. The flags are read after the
-     * word: BIASED or REVOKING then means the bias hold was in the word
-     * read (it goes only after REVOKING is cleared), and a CAS from that
-     * word fails if a bias hold came or went since. */
+     * hold is not the caller's to give up. */
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
-        uint32_t f = __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED);
-        uint32_t bias = (f & (PARK__RW_BIASED | PARK__RW_REVOKING)) ? 1 : 0;
-        if ((s & PARK__RW_READERS_MASK) <= bias)
-            park__rwlock_read_unlock_none(rw); /* only the bias holds it */
+        if ((s & PARK__RW_READERS_MASK) <= 1 && only_the_bias_holds(rw, &s))
+            park__rwlock_read_unlock_none(rw);
         /* release: as the inline read_unlock. */
         if (__atomic_compare_exchange_n(&rw->state_, &s, s - PARK__RW_READER, true,
                                         __ATOMIC_RELEASE, __ATOMIC_RELAXED))
@@ -247,16 +281,24 @@ void park__rwlock_revoke(park_rwlock_t *rw)
     } while (!__atomic_compare_exchange_n(&rw->flags_, &f,
                                           (f & ~PARK__RW_BIASED) | PARK__RW_REVOKING, true,
                                           __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    mostly_in_use(); /* a lock initialised statically (PARK_RWLOCK_INIT_READ_MOSTLY) */
     park_time_t t0 = park_now();
     for (unsigned i = 0; i < TABLE_SIZE; i++) {
+        /* seq_cst load: after the flags CAS (Dekker). A hold moves into the
+         * word before it leaves its slot, so that it is always somewhere a
+         * release can find it: the word gains a read hold first (the bias
+         * hold keeps the count from 0 meanwhile), then the slot is emptied,
+         * and if a release emptied it first, the word's hold goes again
+         * (never the last out of a drain: the bias hold is still there). */
+        if (__atomic_load_n(&park__rwlock_readers[i], __ATOMIC_SEQ_CST) != rw)
+            continue;
+        __atomic_fetch_add(&rw->state_, PARK__RW_READER, __ATOMIC_RELAXED);
         park_rwlock_t *expect = rw;
-        /* seq_cst load: after the flags CAS (Dekker); the CAS acquires the
-         * reader's publication. Each hold moved becomes a read hold in the
-         * word, which the bias hold keeps from falling to 0 meanwhile. */
-        if (__atomic_load_n(&park__rwlock_readers[i], __ATOMIC_SEQ_CST) == rw &&
-            __atomic_compare_exchange_n(&park__rwlock_readers[i], &expect, NULL, false,
-                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            __atomic_fetch_add(&rw->state_, PARK__RW_READER, __ATOMIC_RELAXED);
+        /* acq_rel: acquires the reader's publication; releases the add
+         * above to a release that finds the slot empty. */
+        if (!__atomic_compare_exchange_n(&park__rwlock_readers[i], &expect, NULL, false,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            __atomic_fetch_sub(&rw->state_, PARK__RW_READER, __ATOMIC_RELAXED);
     }
     park_time_t t1 = park_now();
     park_time_t inhibit = INHIBIT * (t1 - t0);
@@ -285,8 +327,19 @@ int park__rwlock_mostly_destroy(park_rwlock_t *rw)
     return 0;
 }
 
+void park__rwlock_make_read_mostly(park_rwlock_t *rw)
+{
+    mostly_in_use();
+    /* Unbiased, with no inhibition: the next reader that takes its hold
+     * from the word biases it (under the bucket lock, as any re-bias).
+     * Holds taken before are in the word, where a release finds them.
+     * relaxed: the bias itself is published by the re-bias. */
+    __atomic_fetch_or(&rw->flags_, PARK__RW_MOSTLY, __ATOMIC_RELAXED);
+}
+
 void park_rwlock_init_read_mostly(park_rwlock_t *rw)
 {
+    mostly_in_use();
     park_rwlock_init(rw);
     __atomic_store_n(&rw->state_, PARK__RW_READER, __ATOMIC_RELAXED); /* the bias hold */
     __atomic_store_n(&rw->flags_, PARK__RW_MOSTLY | PARK__RW_BIASED, __ATOMIC_RELAXED);

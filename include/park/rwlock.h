@@ -124,12 +124,34 @@ PARK_API void park__rwlock_read_unlock_last(park_rwlock_t *rw);
 PARK_API __attribute__((noreturn)) void park__rwlock_read_unlock_none(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_lock_slow(park_rwlock_t *rw);
 PARK_API bool park__rwlock_write_trylock_slow(park_rwlock_t *rw);
+/* Private: turns a lock in use into a read-mostly one (the drop-in, once
+ * its readers contend); any thread, at any time. */
+PARK_API void park__rwlock_make_read_mostly(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_unlock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_downgrade_slow(park_rwlock_t *rw);
-/* Private: true in PARK_DEBUG builds of the library, which record each
- * thread's read holds out of line (the inline read paths then call the
- * slow paths directly); false otherwise. */
-PARK_API extern const bool park__rwlock_tracked;
+/* Private: what sends the inline read paths out of line, for the process:
+ * PARK__RW_MODE_TRACKED in PARK_DEBUG builds of the library, which record
+ * each thread's read holds; PARK__RW_MODE_MOSTLY once a read-mostly lock
+ * may exist (then each lock's flags_ tell). Bits are only ever set. A
+ * process without read-mostly locks reads one word that nobody writes, and
+ * the lock's line is touched first by the compare-and-swap, as before. */
+#define PARK__RW_MODE_TRACKED 1u
+#define PARK__RW_MODE_MOSTLY 2u
+PARK_API extern uint32_t park__rwlock_modes;
+
+/* Private: true if the read paths of *rw go out of line. relaxed: a lock
+ * is read-mostly (biased) only after some thread set the MOSTLY bit, and
+ * a hold taken through the table was taken after a load that saw it, so
+ * whoever releases that hold sees it too. A lock initialised statically as
+ * read-mostly may be read inline before the bit is set: those holds are in
+ * the word, where any release finds them. */
+PARK__INLINE bool park__rwlock_reads_out_of_line(const park_rwlock_t *rw)
+{
+    uint32_t m = __atomic_load_n(&park__rwlock_modes, __ATOMIC_RELAXED);
+    return PARK__UNLIKELY(m != 0) &&
+           ((m & PARK__RW_MODE_TRACKED) ||
+            (__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY));
+}
 
 /* Makes *rw a free lock. Not atomic: nobody may use *rw meanwhile. */
 PARK_API void park_rwlock_init(park_rwlock_t *rw);
@@ -162,8 +184,7 @@ PARK__INLINE void park__rwlock_read_lock_plain(park_rwlock_t *rw)
     /* The first try guesses "free", so an uncontended lock costs one CAS
      * and no load before it; a failed try returns the word to retry with. */
     uint32_t s = 0;
-    if (PARK__LIKELY(!park__rwlock_tracked) &&
-        PARK__LIKELY(!(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY))) {
+    if (PARK__LIKELY(!park__rwlock_reads_out_of_line(rw))) {
         do {
             /* acquire: pairs with the release of the last write_unlock or
              * downgrade (lib/rwlock.c: the finish CAS). */
@@ -199,8 +220,7 @@ PARK__INLINE void park_rwlock_read_lock(park_rwlock_t *rw)
 /* Private: park_rwlock_read_trylock without the lock-order hooks. */
 PARK__INLINE bool park__rwlock_read_trylock_plain(park_rwlock_t *rw)
 {
-    if (PARK__UNLIKELY(park__rwlock_tracked) ||
-        PARK__UNLIKELY(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY))
+    if (park__rwlock_reads_out_of_line(rw))
         return park__rwlock_read_trylock_slow(rw);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     while (!(s & PARK__RW_NO_FAST_READ)) {
@@ -251,8 +271,7 @@ PARK__INLINE int park__rwlock_read_lock_until_checked(park_rwlock_t *rw, park_ti
 PARK__INLINE void park_rwlock_read_unlock(park_rwlock_t *rw)
 {
     PARK__ORDER_RELEASED(rw);
-    if (PARK__LIKELY(!park__rwlock_tracked) &&
-        PARK__LIKELY(!(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY))) {
+    if (PARK__LIKELY(!park__rwlock_reads_out_of_line(rw))) {
         /* release: pairs with the acquire of the next write lock (its CAS
          * reads this word, or a later value of it). */
         uint32_t s = __atomic_fetch_sub(&rw->state_, PARK__RW_READER, __ATOMIC_RELEASE);
@@ -358,7 +377,8 @@ PARK__INLINE void park_rwlock_downgrade(park_rwlock_t *rw)
 {
     uint32_t s = PARK__RW_WRITER;
     /* release: pairs with the acquire of the readers that enter after. */
-    if (PARK__LIKELY(!park__rwlock_tracked) &&
+    if (PARK__LIKELY(
+            !(__atomic_load_n(&park__rwlock_modes, __ATOMIC_RELAXED) & PARK__RW_MODE_TRACKED)) &&
         PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_READER, false,
                                                  __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
         return;

@@ -88,6 +88,19 @@ static void pp_record(pthread_rwlock_t *rw)
 
 enum { PP_BLOCK, PP_TRY, PP_UNTIL };
 
+/* After a read hold: two readers in at once, seen in the word, turn the
+ * lock into a read-mostly one for good (docs/design/preload.md): its
+ * readers then publish in the table of readers while no writer comes. A
+ * lock that writers keep revoking stays unbiased, taking its readers'
+ * holds from the word as before. relaxed: a guess. */
+static inline void pp_maybe_read_mostly(pp_rwlock_t *p)
+{
+    if (PARK__UNLIKELY(
+            (__atomic_load_n(&p->lock.state_, __ATOMIC_RELAXED) & PARK__RW_READERS_MASK) >= 2) &&
+        !(__atomic_load_n(&p->lock.flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY))
+        park__rwlock_make_read_mostly(&p->lock);
+}
+
 static int read_impl(pthread_rwlock_t *rw, int how, park_time_t deadline)
 {
     pp_rwlock_t *p = pp_of(rw);
@@ -117,6 +130,7 @@ static int read_impl(pthread_rwlock_t *rw, int how, park_time_t deadline)
     }
     if (recursive)
         pp_record(rw);
+    pp_maybe_read_mostly(p);
     return 0;
 }
 

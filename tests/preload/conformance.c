@@ -898,6 +898,19 @@ static void *trywr_result(void *rw)
     return (void *)(intptr_t)r;
 }
 
+/* A read hold beside the caller's, then the park lock's flags word
+ * (offset 16): 1 if it says read-mostly (2), else 0. */
+static void *rdlock_then_check_mostly(void *arg)
+{
+    pthread_rwlock_t *rw = arg;
+    if (pthread_rwlock_rdlock(rw) != 0)
+        return (void *)(intptr_t)-1;
+    uint32_t flags;
+    memcpy(&flags, (const char *)rw + 16, sizeof flags);
+    pthread_rwlock_unlock(rw);
+    return (void *)(intptr_t)((flags & 2u) != 0);
+}
+
 TEST(rwlock_readers_share_and_a_writer_excludes)
 {
     pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
@@ -910,6 +923,33 @@ TEST(rwlock_readers_share_and_a_writer_excludes)
     ASSERT_EQ((intptr_t)join(spawn(trywr_result, &rw)), EBUSY);
     ASSERT_EQ(pthread_rwlock_unlock(&rw), 0);
     ASSERT_EQ((intptr_t)join(spawn(trywr_result, &rw)), 0);
+    ASSERT_EQ(pthread_rwlock_destroy(&rw), 0);
+}
+
+/* Under the preload, two readers inside at once turn the rwlock into a
+ * read-mostly park lock (white box: the flags word of the park_rwlock_t at
+ * the start of the pthread_rwlock_t); it keeps excluding writers, serving
+ * readers from other threads, and destroys cleanly. */
+TEST(rwlock_readers_inside_together_make_it_read_mostly)
+{
+    pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+    ASSERT_EQ(pthread_rwlock_rdlock(&rw), 0);
+    ASSERT_EQ((intptr_t)join(spawn(tryrd_result, &rw)), 0);
+    pthread_t t = spawn(tryrd_result, &rw); /* its hold, while ours is in */
+    ASSERT_EQ((intptr_t)join(t), 0);
+    if (getenv("PARK_CONFORMANCE_PRELOAD")) {
+        ASSERT_EQ((intptr_t)join(spawn(rdlock_then_check_mostly, &rw)), 1);
+    }
+    ASSERT_EQ(pthread_rwlock_unlock(&rw), 0);
+    ASSERT_EQ((intptr_t)join(spawn(trywr_result, &rw)), 0);
+    for (int i = 0; i < 100; i++) { /* readers again, biased later */
+        ASSERT_EQ(pthread_rwlock_rdlock(&rw), 0);
+        ASSERT_EQ((intptr_t)join(spawn(trywr_result, &rw)), EBUSY);
+        ASSERT_EQ(pthread_rwlock_unlock(&rw), 0);
+    }
+    ASSERT_EQ(pthread_rwlock_wrlock(&rw), 0);
+    ASSERT_EQ((intptr_t)join(spawn(tryrd_result, &rw)), EBUSY);
+    ASSERT_EQ(pthread_rwlock_unlock(&rw), 0);
     ASSERT_EQ(pthread_rwlock_destroy(&rw), 0);
 }
 
@@ -1662,6 +1702,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(cond_destroy_and_free_right_after_wake_up),
     TEST_ENTRY(cond_with_robust_mutex_passes_through_as_a_whole),
     TEST_ENTRY(rwlock_readers_share_and_a_writer_excludes),
+    TEST_ENTRY(rwlock_readers_inside_together_make_it_read_mostly),
     TEST_ENTRY(rwlock_write_holder_relocking_is_edeadlk),
     TEST_ENTRY(rwlock_timed_locks_time_out_never_early_on_both_clocks),
     TEST_ENTRY(rwlock_timed_locks_with_bad_arguments_are_einval),

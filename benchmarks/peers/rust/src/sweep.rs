@@ -6,7 +6,7 @@
 //!                    unlock; W rounds of an LCG outside }, W in {0, 50, 200}
 //!   rwlock/sweep_rR  T threads loop { a read (4 loads of the value) with
 //!                    probability R %, else a write (4 increments); 50
-//!                    rounds of an LCG outside }, R in {90, 50}; reads and
+//!                    rounds of an LCG outside }, R in {100, 90, 50}; reads and
 //!                    writes are picked by the C++ rows' per-thread LCG
 //!
 //! T in {2, 4, 8}. Counters as the contended rows (fairness and worst wait);
@@ -17,7 +17,7 @@ use std::ptr::{read_volatile, write_volatile};
 
 pub const THREADS: [usize; 3] = [2, 4, 8];
 pub const MUTEX_OUTSIDE: [u32; 3] = [0, 50, 200];
-pub const RWLOCK_READS: [u32; 2] = [90, 50];
+pub const RWLOCK_READS: [u32; 3] = [100, 90, 50];
 /// LCG rounds outside the critical section in the rwlock sweep.
 const RWLOCK_OUTSIDE: u32 = 50;
 
