@@ -24,21 +24,27 @@
  *     use: the next), then the re-check of BIASED (held), else the
  *     withdrawal CAS lock -> NULL (done: the word; failed: a revoker moved
  *     the hold into the word, or a release took it: held). Otherwise, or
- *     if it withdrew or its group was full, the word (read_wait): count++
- *     once neither W nor a queued writer holds it back. After a hold from
- *     the word on a lock it saw neither biased nor being revoked,
- *     maybe_rebias: now or never (the inhibition, nondeterministic),
- *     rebias_finish under the bucket lock (one atomic step): with no
- *     writer counted, no BIASED, no REVOKING and a word readers may enter,
- *     the bias hold (count++) and BIASED.
- *   - A release (park__rwlock_mostly_read_unlock): its group's slots (CAS
- *     lock -> NULL each), then, if the flags say BIASED or REVOKING, the
- *     whole table, slot by slot; found nowhere, the word: it loads the
- *     word, then the flags (the bias: 1 while BIASED or REVOKING), and
- *     takes the CAS count -> count-1 from the word it read. A word of no
- *     more than the bias hold is looked at again, between two loads of
- *     the flags that must be equal (else again), and is misuse (the code
- *     aborts) only then.
+ *     if it withdrew or its group was full, the word (park__rwlock_try_read
+ *     on a guessed free word, then read_wait): count++ once neither W nor
+ *     a queued writer holds it back. After a hold from the word on a lock
+ *     it saw neither biased nor being revoked, maybe_rebias: now or never
+ *     (the inhibition, nondeterministic), rebias_finish under the bucket
+ *     lock (one atomic step): with no writer counted, no BIASED, no
+ *     REVOKING and a word readers may enter, the bias hold (count++) and
+ *     BIASED.
+ *   - A release (park__rwlock_mostly_read_unlock): first loads the flags;
+ *     if neither BIASED nor REVOKING (every table hold is in the word),
+ *     the plain release (park__rwlock_state_read_unlock): count-- in one
+ *     fetch_sub, misuse only if count was 0 (the last out hands over to
+ *     a queued writer), without looking at the table. Otherwise
+ *     (table_unlock) its group's slots (CAS lock -> NULL each), then, if
+ *     the flags (loaded again) say BIASED or REVOKING, the whole table,
+ *     slot by slot; found nowhere, the word: it loads the word, then the
+ *     flags (the bias: 1 while BIASED or REVOKING), and takes the CAS
+ *     count -> count-1 from the word it read. A word of no more than the
+ *     bias hold is looked at again, between two loads of the flags that
+ *     must be equal (else again), and is misuse (the code aborts) only
+ *     then.
  *   - A writer (write_wait; async_try_write is the same): loads the flags;
  *     if BIASED, revokes (park__rwlock_revoke): BIASED -> REVOKING in one
  *     CAS, then per slot a load, and for a slot holding the lock the
@@ -95,7 +101,10 @@
  *                that word) makes a legitimate release misuse
  *   REREAD_WORD  ... and judges it on a second load of the word equal to
  *                the first: the word may have gone through a re-bias and
- *                a revocation and come back (misuse) */
+ *                a revocation and come back (misuse)
+ *   FAST_WHILE_REVOKING  the plain release is taken when the flags say
+ *                not BIASED, REVOKING or not: a table reader releasing
+ *                while its hold is not yet moved takes the bias hold */
 
 #ifndef NREADERS
 #define NREADERS 2
@@ -207,7 +216,9 @@ inline read_lock()
     fi
 }
 
-inline read_unlock()
+/* The release while BIASED or REVOKING: table_release, then the word with
+ * the seqlock-style misuse check (only_the_bias_holds). */
+inline table_unlock()
 {
     found = 0;
     k = 0;
@@ -289,6 +300,26 @@ inline read_unlock()
             fi
         od
     :: else
+    fi
+}
+
+/* park__rwlock_mostly_read_unlock: the flags first; neither BIASED nor
+ * REVOKING, the plain release (park__rwlock_state_read_unlock). */
+inline read_unlock()
+{
+    atomic { fb = biased; fr = revoking }; /* acquire */
+    if
+#ifdef FAST_WHILE_REVOKING
+    :: !fb -> /* also while REVOKING */
+#else
+    :: !fb && !fr -> /* every table hold is in the word */
+#endif
+        atomic { /* fetch_sub; no hold at all: read_unlock_none */
+            assert(count >= 1);
+            count--;
+            assert(BIAS_KEPT)
+        }
+    :: else -> table_unlock()
     fi
 }
 

@@ -422,7 +422,7 @@ run_case rwlock-plan-stale      rwlock.pml  permit      "-DPLAN_STALE -DTIMED"
 # nothing, a release that does not search the table, a validate that queues
 # on a biased lock, a revoker that clears a slot before counting its hold in
 # the word, a misuse verdict on a word read before the flags, or re-read
-# alone.
+# alone, a plain release (the word's alone) while REVOKING.
 run_case bias                   bias.pml    pass        "" safety 22
 run_case bias-shared-slot       bias.pml    pass        "-DXREL -DSHARED" safety 22
 run_case bias-3-iters           bias.pml    pass        "-DNREADERS=1 -DITERS=3 -DXREL -DSHARED" safety 22
@@ -436,6 +436,7 @@ run_case bias-validate-ignores-bias bias.pml lost-wakeup "-DVALIDATE_IGNORES_BIA
 run_case bias-move-then-add     bias.pml    permit      "-DMOVE_THEN_ADD" safety 20
 run_case bias-stale-word        bias.pml    permit      "-DSTALE_WORD" safety 20
 run_case bias-reread-word       bias.pml    permit      "-DREREAD_WORD" safety 20
+run_case bias-fast-while-revoking bias.pml  permit      "-DFAST_WHILE_REVOKING" safety 20
 
 # The event (lib/event.c), auto and manual reset: a set racing waiters that
 # queue, time out and are granted as their deadline passes, and (manual)
