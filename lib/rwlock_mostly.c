@@ -217,13 +217,16 @@ int park__rwlock_mostly_read(park_rwlock_t *rw, park_time_t deadline, bool try_o
     uint32_t f = __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED);
     if ((f & PARK__RW_BIASED) && biased_read(rw))
         return 0;
+    /* From the word: first as the plain inline path does (a CAS that
+     * guesses a free lock, then from the word it found). */
+    uint32_t s = 0;
     int r;
-    if (try_only) {
-        uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        r = park__rwlock_try_read(rw, &s) ? 0 : EBUSY;
-    } else {
+    if (park__rwlock_try_read(rw, &s))
+        r = 0;
+    else if (try_only)
+        r = EBUSY;
+    else
         r = park__rwlock_read_wait(rw, deadline);
-    }
     if (r == 0)
         maybe_rebias(rw, f);
     return r;
@@ -251,6 +254,14 @@ static bool only_the_bias_holds(park_rwlock_t *rw, uint32_t *s)
 
 void park__rwlock_mostly_read_unlock(park_rwlock_t *rw)
 {
+    /* Neither biased nor being revoked: every table hold is in the word
+     * (acquire: pairs with the release that cleared REVOKING), so the
+     * release is the plain one. The bias hold may still be there, on its
+     * way out; taking a hold of the word is right either way. */
+    if (!(__atomic_load_n(&rw->flags_, __ATOMIC_ACQUIRE) & (PARK__RW_BIASED | PARK__RW_REVOKING))) {
+        park__rwlock_state_read_unlock(rw);
+        return;
+    }
     if (table_release(rw))
         return;
     /* A hold in the word: as park__rwlock_state_read_unlock, but the bias
