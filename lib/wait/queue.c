@@ -494,6 +494,14 @@ size_t park__wait_count(const void *key)
     return n;
 }
 
+void park__wait_hold_fair(const void *key, park_time_t until)
+{
+    bucket_t *b = bucket_of(key);
+    park__lock(&b->lock);
+    __atomic_store_n(&b->fair_at, until, __ATOMIC_RELAXED); /* as park__wait_owed */
+    park__unlock(&b->lock);
+}
+
 bool park__wait_first_asleep(const void *key)
 {
     bucket_t *b = bucket_of(key);

@@ -365,4 +365,10 @@ size_t park__wait_count(const void *key);
  * (takes the bucket lock). */
 bool park__wait_first_asleep(const void *key);
 
+/* For tests that must know no waiter of key is owed a fair hand-off
+ * whatever its age (a clock cannot promise a waiter is young on a loaded
+ * machine): no fair hand-off in key's bucket before `until`; 0 lifts the
+ * hold (takes the bucket lock). */
+void park__wait_hold_fair(const void *key, park_time_t until);
+
 #endif /* PARK_LIB_WAIT_H */
