@@ -17,7 +17,7 @@
 //                 takes n = 1 with probability 95 % and n = 32 (every
 //                 permit) with 5 % (a per-thread LCG, the same sequence for
 //                 every contender), holds them for a short critical section
-//                 (50 LCG rounds), releases n and does 50 LCG rounds of
+//                 (200 LCG rounds), releases n and does 50 LCG rounds of
 //                 work outside. Windowed; each request's wait is timed
 //                 (TSC around the acquire) and kept per n: n1_p50_ns,
 //                 n1_p99_ns (the small requests' latency, which a waiting
