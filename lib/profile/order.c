@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "os/lock.h"
 #include "os/os.h"
 #include "profile/order.h"
 #include "profile/profile.h"
@@ -78,7 +79,7 @@ static bool abort_on_cycle;
 static graph_t *g;
 static uint32_t n_nodes, n_edges, search;
 static uint32_t n_classed;  /* class slots used (tombstones included) */
-static uint32_t graph_lock; /* 0 free, 1 held */
+static park__lock_t graph_lock = PARK__LOCK_INIT;
 static uint64_t cycles;
 
 struct held {
@@ -90,15 +91,16 @@ static _Thread_local uint32_t n_held, n_lost;              /* n_lost: pushes bey
 static _Thread_local bool busy;                            /* in a hook: nested ones do nothing */
 static _Thread_local uintptr_t pending_lock, pending_site; /* the last park__order_lock's */
 
+/* Taken when an order is new, and rarely contended: no spin. */
 static void lock_graph(void)
 {
-    while (__atomic_exchange_n(&graph_lock, 1, __ATOMIC_ACQUIRE))
-        park__os_yield();
+    if (!park__lock_try(&graph_lock))
+        park__lock_sleep(&graph_lock);
 }
 
 static void unlock_graph(void)
 {
-    __atomic_store_n(&graph_lock, 0, __ATOMIC_RELEASE);
+    park__unlock(&graph_lock);
 }
 
 static uint64_t mix(uint64_t x)
@@ -338,9 +340,9 @@ static void report(uint32_t closing)
 
     enum { EACH = 256 };
     static char names[CYCLE_MAX * 4][EACH]; /* under `reporting` */
-    static uint32_t reporting;
-    while (__atomic_exchange_n(&reporting, 1, __ATOMIC_ACQUIRE))
-        park__os_yield();
+    static park__lock_t reporting = PARK__LOCK_INIT;
+    if (!park__lock_try(&reporting))
+        park__lock_sleep(&reporting);
     uintptr_t pcs[CYCLE_MAX * 4];
     for (unsigned i = 0; i < n; i++) {
         pcs[2 * i] = cyc[i].from_site;
@@ -369,7 +371,7 @@ static void report(uint32_t closing)
                  first, names[2 * k], second, names[2 * k + 1]);
         say(line);
     }
-    __atomic_store_n(&reporting, 0, __ATOMIC_RELEASE);
+    park__unlock(&reporting);
     if (abort_on_cycle) {
         say("park: aborting (PARK_CHECK_ORDER=warn reports and carries on)\n");
         abort();

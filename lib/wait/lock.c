@@ -1,4 +1,5 @@
-/* lib/wait/lock.c: the internal lock's slow paths (states in lock.h). */
+/* lib/wait/lock.c: the internal lock's spin before it sleeps (states in
+ * lib/os/lock.h), and the live-object sets. */
 #include "os/os.h"
 #include "wait/lock.h"
 #include "wait/spin.h"
@@ -23,15 +24,7 @@ void park__lock_slow(park__lock_t *l)
                                                   memory_order_acquire, memory_order_relaxed))
             return;
     }
-    /* any -> CONTENDED; acquire as above (we own it if it was UNLOCKED). */
-    while (atomic_exchange_explicit(&l->word, PARK__LOCK_CONTENDED, memory_order_acquire) !=
-           PARK__LOCK_UNLOCKED)
-        park__futex_wait((uint32_t *)&l->word, PARK__LOCK_CONTENDED, PARK_FOREVER);
-}
-
-void park__unlock_slow(park__lock_t *l)
-{
-    park__futex_wake((uint32_t *)&l->word, 1);
+    park__lock_sleep(l);
 }
 
 void park__live_add(park__live_set_t *set, park__live_t *obj)
