@@ -39,7 +39,7 @@ struct Park {
     }
     static bool try_lock(lock_type &m, node_type &)
     {
-        return park_mutex_trylock(&m);
+        return park_mutex_try_lock(&m);
     }
     static void unlock(lock_type &m, node_type &)
     {

@@ -130,7 +130,7 @@ static void mutex_with_deadline(void)
     park_task_release(t);
     park_mutex_unlock(&lock);
     /* It left the queue holding nothing: the mutex is free. */
-    check(park_mutex_trylock(&lock), "the timed-out request kept the mutex");
+    check(park_mutex_try_lock(&lock), "the timed-out request kept the mutex");
     park_mutex_unlock(&lock);
 }
 

@@ -28,7 +28,7 @@
  * woken waiter is on its way to it, so nobody sleeps on a free mutex.
  *
  * Transitions (those that keep other bits say so):
- *   lock, trylock      0 -> L, x -> x|L|S   CAS (fast path: 0 -> L); the
+ *   lock, try_lock     0 -> L, x -> x|L|S   CAS (fast path: 0 -> L); the
  *                                           woken waiter also clears W
  *   unlock             L -> 0               load + store (or CAS)
  *   unlock, no P       L|S|x -> x, c-1      CAS, lock-free; then reads the
@@ -344,7 +344,7 @@ void park__mutex_lock_slow(park_mutex_t *m)
 
 int park_mutex_lock_until(park_mutex_t *m, park_time_t deadline)
 {
-    if (park_mutex_trylock(m))
+    if (park_mutex_try_lock(m))
         return 0;
     return lock_wait(m, deadline);
 }
@@ -507,7 +507,7 @@ static void async_give_back(void *ctx, park__waiter_t *w)
 
 static bool async_try_take(void *ctx)
 {
-    return park_mutex_trylock(((struct lock_ctx *)ctx)->m);
+    return park_mutex_try_lock(((struct lock_ctx *)ctx)->m);
 }
 
 /* Queued, a task is always handed the lock (unlock_select, hinted_select);

@@ -432,7 +432,7 @@ int park_rwlock_read_lock_until(park_rwlock_t *rw, park_time_t deadline)
     return r;
 }
 
-bool park__rwlock_read_trylock_slow(park_rwlock_t *rw)
+bool park__rwlock_try_read_lock_slow(park_rwlock_t *rw)
 {
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     if (read_mostly(rw) ? park__rwlock_mostly_read(rw, PARK_FOREVER, true) != 0
@@ -630,7 +630,7 @@ void park__rwlock_write_lock_slow(park_rwlock_t *rw)
     (void)write_wait(rw, PARK_FOREVER);
 }
 
-bool park__rwlock_write_trylock_slow(park_rwlock_t *rw)
+bool park__rwlock_try_write_lock_slow(park_rwlock_t *rw)
 {
     if (!(__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED))
         return false; /* a reader holds it */
@@ -641,7 +641,7 @@ bool park__rwlock_write_trylock_slow(park_rwlock_t *rw)
 
 int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadline)
 {
-    if (park_rwlock_write_trylock(rw))
+    if (park_rwlock_try_write_lock(rw))
         return 0;
     return write_wait(rw, deadline);
 }

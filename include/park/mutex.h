@@ -24,7 +24,7 @@
  * touches the mutex's memory again, so the thread that locks it next may
  * destroy and free it at once (as POSIX allows for pthread mutexes).
  *
- * Memory ordering: a successful lock (lock, trylock, lock_until returning 0)
+ * Memory ordering: a successful lock (lock, try_lock, lock_until returning 0)
  * is an acquire operation and unlock is a release operation; everything
  * written before an unlock is visible after the next successful lock. */
 #ifndef PARK_MUTEX_H
@@ -89,7 +89,7 @@ PARK__INLINE void park_mutex_lock(park_mutex_t *m)
 /* Locks *m if it is free right now: true if locked (acquire ordering),
  * false otherwise. Never blocks; a free mutex with sleeping waiters (woken
  * but not yet running) may still be taken. */
-PARK__INLINE bool park_mutex_trylock(park_mutex_t *m)
+PARK__INLINE bool park_mutex_try_lock(park_mutex_t *m)
 {
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     while (!(s & PARK__MUTEX_LOCKED)) {

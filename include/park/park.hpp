@@ -484,7 +484,7 @@ class PARK_CAPABILITY("mutex") mutex
     /* Takes the mutex if it is free right now. Never blocks. */
     [[nodiscard]] bool try_lock() noexcept PARK_TRY_ACQUIRE(true)
     {
-        return park_mutex_trylock(&m_);
+        return park_mutex_try_lock(&m_);
     }
 
     /* Blocks until the mutex is the caller's or d has passed: false if it
@@ -559,7 +559,7 @@ class PARK_CAPABILITY("shared_mutex") shared_mutex
     /* Free and nobody queued: taken. Never blocks. */
     [[nodiscard]] bool try_lock() noexcept PARK_TRY_ACQUIRE(true)
     {
-        return park_rwlock_write_trylock(&rw_);
+        return park_rwlock_try_write_lock(&rw_);
     }
     template <class Rep, class Period>
     [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
@@ -588,7 +588,7 @@ class PARK_CAPABILITY("shared_mutex") shared_mutex
     /* No writer holds the lock or waits for it: taken. Never blocks. */
     [[nodiscard]] bool try_lock_shared() noexcept PARK_TRY_ACQUIRE_SHARED(true)
     {
-        return park_rwlock_read_trylock(&rw_);
+        return park_rwlock_try_read_lock(&rw_);
     }
     template <class Rep, class Period>
     [[nodiscard]] bool try_lock_shared_for(const std::chrono::duration<Rep, Period> &d)
@@ -1516,7 +1516,7 @@ class mutex_lock_awaiter : public acquisition
     }
     bool await_ready()
     {
-        return park_mutex_trylock(m_.native_handle()) ||
+        return park_mutex_try_lock(m_.native_handle()) ||
                start(park_mutex_lock_async(m_.native_handle(), pool_));
     }
     std::unique_lock<mutex> await_resume()
@@ -1538,7 +1538,7 @@ class rw_write_awaiter : public acquisition
     }
     bool await_ready()
     {
-        return park_rwlock_write_trylock(rw_.native_handle()) ||
+        return park_rwlock_try_write_lock(rw_.native_handle()) ||
                start(park_rwlock_write_lock_async(rw_.native_handle(), pool_));
     }
     std::unique_lock<shared_mutex> await_resume()
@@ -1560,7 +1560,7 @@ class rw_read_awaiter : public acquisition
     }
     bool await_ready()
     {
-        return park_rwlock_read_trylock(rw_.native_handle()) ||
+        return park_rwlock_try_read_lock(rw_.native_handle()) ||
                start(park_rwlock_read_lock_async(rw_.native_handle(), pool_));
     }
     std::shared_lock<shared_mutex> await_resume()

@@ -8,7 +8,7 @@
  * Policy (who gets in when):
  *   - Readers share the lock; a writer holds it alone.
  *   - A waiting writer blocks new readers: once a writer waits, read_lock
- *     queues and read_trylock fails, even while readers hold the lock.
+ *     queues and try_read_lock fails, even while readers hold the lock.
  *   - When the lock falls free, the oldest queued writer goes before the
  *     queued readers, unless PARK_RWLOCK_WRITER_STREAK (2) writers in a row
  *     have already had the lock while readers waited: then all the
@@ -37,7 +37,7 @@
  * while no writer comes; the policy below holds in both.
  *
  * Uncontended read_lock is one compare-and-swap and read_unlock one
- * fetch-and-subtract, inlined; write_lock, write_trylock, write_unlock and
+ * fetch-and-subtract, inlined; write_lock, try_write_lock, write_unlock and
  * downgrade are one compare-and-swap each, inlined. A contended writer
  * spins briefly while nobody is queued, a reader held back by a writer
  * yields the CPU a few times, then both park in park's shared wait queue
@@ -118,12 +118,12 @@ typedef struct park_rwlock {
 
 /* Private: out-of-line slow paths of the inline functions below. */
 PARK_API void park__rwlock_read_lock_slow(park_rwlock_t *rw);
-PARK_API bool park__rwlock_read_trylock_slow(park_rwlock_t *rw);
+PARK_API bool park__rwlock_try_read_lock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_read_unlock_slow(park_rwlock_t *rw);
 PARK_API void park__rwlock_read_unlock_last(park_rwlock_t *rw);
 PARK_API __attribute__((noreturn)) void park__rwlock_read_unlock_none(park_rwlock_t *rw);
 PARK_API void park__rwlock_write_lock_slow(park_rwlock_t *rw);
-PARK_API bool park__rwlock_write_trylock_slow(park_rwlock_t *rw);
+PARK_API bool park__rwlock_try_write_lock_slow(park_rwlock_t *rw);
 /* Private: turns a lock in use into a read-mostly one (the drop-in, once
  * its readers contend); any thread, at any time. */
 PARK_API void park__rwlock_make_read_mostly(park_rwlock_t *rw);
@@ -204,7 +204,7 @@ PARK__INLINE void park__rwlock_read_lock_plain(park_rwlock_t *rw)
  * deadlocks if a writer waits. PARK_DEBUG builds of the library abort with
  * a message instead when, at the moment this call would park because a
  * writer waits while readers hold the lock, the calling thread still has a
- * read hold on *rw that it took itself (by read_lock, read_trylock,
+ * read hold on *rw that it took itself (by read_lock, try_read_lock,
  * read_lock_until or downgrade) and has not released. A hold released by a
  * thread other than the one that took it turns the check off for that
  * lock until it is initialised again (holds are recorded per thread, at
@@ -217,11 +217,11 @@ PARK__INLINE void park_rwlock_read_lock(park_rwlock_t *rw)
     PARK__ORDER_HELD(rw);
 }
 
-/* Private: park_rwlock_read_trylock without the lock-order hooks. */
-PARK__INLINE bool park__rwlock_read_trylock_plain(park_rwlock_t *rw)
+/* Private: park_rwlock_try_read_lock without the lock-order hooks. */
+PARK__INLINE bool park__rwlock_try_read_lock_plain(park_rwlock_t *rw)
 {
     if (park__rwlock_reads_out_of_line(rw))
-        return park__rwlock_read_trylock_slow(rw);
+        return park__rwlock_try_read_lock_slow(rw);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     while (!(s & PARK__RW_NO_FAST_READ)) {
         /* acquire: as in park_rwlock_read_lock. */
@@ -234,9 +234,9 @@ PARK__INLINE bool park__rwlock_read_trylock_plain(park_rwlock_t *rw)
 
 /* Takes a read hold if no writer holds the lock or waits for it: true
  * (acquire ordering) or false. Never blocks. */
-PARK__INLINE bool park_rwlock_read_trylock(park_rwlock_t *rw)
+PARK__INLINE bool park_rwlock_try_read_lock(park_rwlock_t *rw)
 {
-    bool taken = park__rwlock_read_trylock_plain(rw);
+    bool taken = park__rwlock_try_read_lock_plain(rw);
     if (taken)
         PARK__ORDER_HELD(rw);
     return taken;
@@ -309,8 +309,8 @@ PARK__INLINE void park_rwlock_write_lock(park_rwlock_t *rw)
     PARK__ORDER_HELD(rw);
 }
 
-/* Private: park_rwlock_write_trylock without the lock-order hooks. */
-PARK__INLINE bool park__rwlock_write_trylock_plain(park_rwlock_t *rw)
+/* Private: park_rwlock_try_write_lock without the lock-order hooks. */
+PARK__INLINE bool park__rwlock_try_write_lock_plain(park_rwlock_t *rw)
 {
     uint32_t s = 0;
     /* acquire: pairs with the release of the last unlock. */
@@ -318,14 +318,14 @@ PARK__INLINE bool park__rwlock_write_trylock_plain(park_rwlock_t *rw)
                                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
         return true;
     /* One read hold: perhaps a read-mostly lock's bias, revoked first. */
-    return PARK__UNLIKELY(s == PARK__RW_READER) && park__rwlock_write_trylock_slow(rw);
+    return PARK__UNLIKELY(s == PARK__RW_READER) && park__rwlock_try_write_lock_slow(rw);
 }
 
 /* Takes the write hold if the lock is free and nobody is queued for it:
  * true (acquire ordering) or false. Never blocks. */
-PARK__INLINE bool park_rwlock_write_trylock(park_rwlock_t *rw)
+PARK__INLINE bool park_rwlock_try_write_lock(park_rwlock_t *rw)
 {
-    bool taken = park__rwlock_write_trylock_plain(rw);
+    bool taken = park__rwlock_try_write_lock_plain(rw);
     if (taken)
         PARK__ORDER_HELD(rw);
     return taken;

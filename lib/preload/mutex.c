@@ -206,7 +206,7 @@ static inline int mutex_trylock(pthread_mutex_t *m)
         if (r >= 0)
             return r;
     }
-    if (!park_mutex_trylock(&p->lock))
+    if (!park_mutex_try_lock(&p->lock))
         return EBUSY;
     pp_mutex_took(p, type);
     return 0;
@@ -230,7 +230,7 @@ static int pp_mutex_lock_at(pthread_mutex_t *m, clockid_t clock, const struct ti
     int r = pp_mutex_reenter(p, type);
     if (r >= 0)
         return r;
-    if (!park_mutex_trylock(&p->lock)) {
+    if (!park_mutex_try_lock(&p->lock)) {
         /* As glibc: the time is checked only when the call has to wait. */
         if (!pp_valid_ts(abstime))
             return EINVAL;

@@ -191,7 +191,7 @@ void pp_testcancel(void);
 /* park_mutex_lock, with the blocking part under PP_NO_CANCEL. */
 static inline void pp_lock(park_mutex_t *l)
 {
-    if (PARK__LIKELY(park_mutex_trylock(l)))
+    if (PARK__LIKELY(park_mutex_try_lock(l)))
         return;
     PP_NO_CANCEL(park_mutex_lock(l));
 }

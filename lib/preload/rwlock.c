@@ -117,7 +117,7 @@ static int read_impl(pthread_rwlock_t *rw, int how, park_time_t deadline)
             return 0;
         }
     }
-    if (!park_rwlock_read_trylock(&p->lock)) {
+    if (!park_rwlock_try_read_lock(&p->lock)) {
         if (how == PP_TRY)
             return EBUSY;
         int r = 0;
@@ -140,7 +140,7 @@ static int write_impl(pthread_rwlock_t *rw, int how, park_time_t deadline)
     pp_rw_counted(p);
     if (pp_writer(p) == pp_self())
         return how == PP_TRY ? EBUSY : EDEADLK;
-    if (!park_rwlock_write_trylock(&p->lock)) {
+    if (!park_rwlock_try_write_lock(&p->lock)) {
         if (how == PP_TRY)
             return EBUSY;
         int r = 0;

@@ -64,7 +64,7 @@ TEST(mutex_constinit_global_locks_with_lock_guard)
 {
     {
         std::lock_guard<park::mutex> hold(global_mutex);
-        ASSERT_FALSE(park_mutex_trylock(global_mutex.native_handle()));
+        ASSERT_FALSE(park_mutex_try_lock(global_mutex.native_handle()));
     }
     ASSERT_TRUE(global_mutex.try_lock());
     global_mutex.unlock();

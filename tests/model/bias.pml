@@ -10,7 +10,7 @@
  * with -DSHARED every thread's group also holds one shared slot, after its
  * own (hashes that collide: a release may take another thread's hold, a
  * reader may find its group full); with -DTRY_WRITER the first writer
- * uses park_rwlock_write_trylock.
+ * uses park_rwlock_try_write_lock.
  *   - The lock, abstracted to what the bias touches: count (the read holds
  *     in the word, the bias hold included), W (write-held), wqueued
  *     (writers queued: WW, and D behind readers), and the flags: BIASED,
@@ -56,7 +56,7 @@
  *     no W): W; else queued (wqueued++), to take W once count is 0 and W
  *     clear (the hand-over of the last reader out, or of the writer
  *     before). Then its section, and the write unlock (W cleared). A
- *     write_trylock: the CAS 0 -> W; a word of exactly one hold: revoke if
+ *     try_write_lock: the CAS 0 -> W; a word of exactly one hold: revoke if
  *     biased, then one try of 0 -> W.
  * Each atomic block is one step of the code (a load, a CAS, a fetch_add),
  * or a whole bucket-lock hold; between them the other threads interleave.
@@ -405,9 +405,9 @@ inline write_lock()
     fi
 }
 
-/* park_rwlock_write_trylock: the inline CAS 0 -> W; a word of one hold
- * exactly goes to write_trylock_slow: revoke if biased, then one try. */
-inline write_trylock()
+/* park_rwlock_try_write_lock: the inline CAS 0 -> W; a word of one hold
+ * exactly goes to try_write_lock_slow: revoke if biased, then one try. */
+inline try_write_lock()
 {
     atomic {
         if
@@ -457,7 +457,7 @@ proctype Thread(byte me)
     :: me >= NREADERS && me < NREADERS + NWRITERS ->
 #ifdef TRY_WRITER
         if
-        :: me == NREADERS -> write_trylock()
+        :: me == NREADERS -> try_write_lock()
         :: else -> write_lock()
         fi;
 #else

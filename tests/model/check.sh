@@ -415,7 +415,7 @@ run_case rwlock-plan-stale      rwlock.pml  permit      "-DPLAN_STALE -DTIMED"
 # The read-mostly rwlock's bias (lib/rwlock_mostly.c): readers that publish
 # their holds in the readers' table race writers that revoke the bias and
 # move the table's holds into the word; readers re-bias; holds released by
-# another thread, groups that collide, write_trylock. Exclusion, the bias
+# another thread, groups that collide, try_write_lock. Exclusion, the bias
 # hold never taken by a release, no hold lost, no legitimate release called
 # misuse, no writer asleep behind a bias hold. Broken: a reader that does
 # not check the bias again after publishing, a revocation that moves

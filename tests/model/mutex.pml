@@ -18,7 +18,7 @@
  * Modelled:
  *   - NPROC threads, each doing ITERS times: lock; critical section;
  *     unlock. With -DTIMED the last thread uses park_mutex_lock_until (a
- *     trylock, then lock_wait with a deadline that may pass at any check or
+ *     try_lock, then lock_wait with a deadline that may pass at any check or
  *     while asleep; once passed it stays passed).
  *   - The state word with L, P, S, W and the credits, exactly, except that
  *     the credits field holds 0 to 3 here (255 in mutex.h): refilled when a
@@ -27,7 +27,7 @@
  *     includes every case of it), one spent by each unlock that finds
  *     nobody queued. Each CAS of mutex.c and mutex.h is one atomic step (a
  *     weak-CAS retry loop is one step too: it retries until the word it
- *     saw is the word it replaces). Taking a free word (try_take, trylock)
+ *     saw is the word it replaces). Taking a free word (try_take, try_lock)
  *     adds L, and S unless the word was 0 (PARK__MUTEX_TAKE); the woken
  *     waiter's take also clears W; the inline lock is the CAS 0 -> L.
  *   - x86-TSO for the store unlock: its `state = 0` goes into the unlocking
@@ -472,7 +472,7 @@ inline unlock(me)
 #endif
 }
 
-/* try_take, and the CAS of park_mutex_trylock: x -> x|L[|S]; the woken
+/* try_take, and the CAS of park_mutex_try_lock: x -> x|L[|S]; the woken
  * waiter also clears W. */
 inline try_take(me)
 {
@@ -659,7 +659,7 @@ active [NPROC] proctype Thread()
                 :: else
                 fi
             }
-        :: else -> try_take(me) /* park_mutex_lock_until: trylock */
+        :: else -> try_take(me) /* park_mutex_lock_until: try_lock */
         fi;
         /* lock_wait: a held word's credits are refilled (when below half:
          * here whenever the word is held, which covers every case) */

@@ -352,7 +352,7 @@ inline read_unlock()
 /* write_lock(_until): got = 1, or 0 if the deadline passed. */
 inline write_lock()
 {
-    atomic { /* the inline CAS 0 -> W (write_trylock for the timed one) */
+    atomic { /* the inline CAS 0 -> W (try_write_lock for the timed one) */
         if
         :: state == 0 -> state = WB; got = 1
         :: else -> got = 0

@@ -391,7 +391,7 @@ static bool mutex_take(void)
         park_mutex_lock(&mx.m);
         return true;
     case 1:
-        return park_mutex_trylock(&mx.m);
+        return park_mutex_try_lock(&mx.m);
     case 2:
         return timed_hold(W_MUTEX, park_mutex_lock_until(&mx.m, near_deadline()));
     default:
@@ -574,7 +574,7 @@ static bool read_take(void)
         park_rwlock_read_lock(&rwl.rw);
         return true;
     case 1:
-        return park_rwlock_read_trylock(&rwl.rw);
+        return park_rwlock_try_read_lock(&rwl.rw);
     case 2:
         return timed_hold(W_RWLOCK, park_rwlock_read_lock_until(&rwl.rw, near_deadline()));
     default:
@@ -589,7 +589,7 @@ static bool write_take(void)
         park_rwlock_write_lock(&rwl.rw);
         return true;
     case 1:
-        return park_rwlock_write_trylock(&rwl.rw);
+        return park_rwlock_try_write_lock(&rwl.rw);
     case 2:
         return timed_hold(W_RWLOCK, park_rwlock_write_lock_until(&rwl.rw, near_deadline()));
     default:

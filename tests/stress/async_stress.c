@@ -278,7 +278,7 @@ static bool mx_take(struct mx_shared *sh, uint64_t *rng)
         park_mutex_lock(&sh->m);
         return true;
     case 1:
-        return park_mutex_trylock(&sh->m);
+        return park_mutex_try_lock(&sh->m);
     case 2:
         return park_mutex_lock_until(&sh->m, near_deadline(rng)) == 0;
     default:
@@ -329,7 +329,7 @@ TEST(mutex_async_and_blocking_lockers_exclude_each_other_under_cancels)
     join_threads(start_threads(mx_thread, users, sizeof users[0]));
     AWAIT(atomic_load(&sh.chains_left) == 0);
     park_pool_destroy(sh.pool);
-    ASSERT_TRUE(park_mutex_trylock(&sh.m));
+    ASSERT_TRUE(park_mutex_try_lock(&sh.m));
     ASSERT_EQ(sh.total, atomic_load(&sh.holds));
     park_mutex_unlock(&sh.m);
     ASSERT_EQ(park__wait_count(&sh.m), 0);
@@ -451,7 +451,7 @@ TEST(rwlock_async_and_blocking_holders_exclude_as_they_should_under_cancels)
     join_threads(start_threads(rw_thread, users, sizeof users[0]));
     AWAIT(atomic_load(&sh.chains_left) == 0);
     park_pool_destroy(sh.pool);
-    ASSERT_TRUE(park_rwlock_write_trylock(&sh.rw));
+    ASSERT_TRUE(park_rwlock_try_write_lock(&sh.rw));
     ASSERT_EQ(sh.data, 10u * atomic_load(&sh.writes));
     park_rwlock_write_unlock(&sh.rw);
     ASSERT_EQ(park__wait_count(&sh.rw), 0);

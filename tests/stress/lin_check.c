@@ -45,7 +45,7 @@ enum lin_kind {
     CH_RECV_PAST, /* park_chan_recv_until(passed deadline): result rc, value the item */
     CH_CLOSE,     /* park_chan_close */
     MX_LOCK,      /* park_mutex_lock */
-    MX_TRYLOCK,   /* park_mutex_trylock: result 1 or 0 */
+    MX_TRY_LOCK,  /* park_mutex_try_lock: result 1 or 0 */
     MX_UNTIL,     /* park_mutex_lock_until, arg as SEM_UNTIL: result rc */
     MX_RMW,       /* under the lock: value = counter; counter = value + 1 */
     MX_UNLOCK,    /* park_mutex_unlock */
@@ -56,7 +56,7 @@ static const char *const kind_names[] = {
     [SEM_RELEASE] = "sem_release",      [CH_TRY_SEND] = "chan_try_send",
     [CH_SEND_PAST] = "chan_send_until", [CH_TRY_RECV] = "chan_try_recv",
     [CH_RECV_PAST] = "chan_recv_until", [CH_CLOSE] = "chan_close",
-    [MX_LOCK] = "mutex_lock",           [MX_TRYLOCK] = "mutex_trylock",
+    [MX_LOCK] = "mutex_lock",           [MX_TRY_LOCK] = "mutex_try_lock",
     [MX_UNTIL] = "mutex_lock_until",    [MX_RMW] = "counter_rmw",
     [MX_UNLOCK] = "mutex_unlock",
 };
@@ -128,7 +128,7 @@ static void print_op(FILE *f, const struct lin_op *op)
     }
     switch (op->kind) {
     case SEM_TRY:
-    case MX_TRYLOCK:
+    case MX_TRY_LOCK:
         snprintf(result, sizeof result, "%s", op->result ? "true" : "false");
         break;
     case CH_TRY_RECV:
@@ -258,11 +258,11 @@ static bool mutex_spec(const struct lin_history *h, uint64_t s, const struct lin
     case MX_LOCK:
         *next = MX_HELD_BY(s, op->thread);
         return free_;
-    case MX_TRYLOCK:
+    case MX_TRY_LOCK:
     case MX_UNTIL: {
-        bool got = op->kind == MX_TRYLOCK ? op->result == 1 : op->result == 0;
+        bool got = op->kind == MX_TRY_LOCK ? op->result == 1 : op->result == 0;
         if (!got)
-            return !free_ && (op->kind == MX_TRYLOCK || op->result == ETIMEDOUT);
+            return !free_ && (op->kind == MX_TRY_LOCK || op->result == ETIMEDOUT);
         *next = MX_HELD_BY(s, op->thread);
         return free_;
     }
@@ -421,7 +421,7 @@ TEST(lin_checker_rejects_items_received_out_of_order)
 
 TEST(lin_checker_rejects_two_holders_reading_the_same_count)
 {
-    struct lin_op ops[] = {OP(0, MX_LOCK, 0, 0, 0, 1, 2),    OP(1, MX_TRYLOCK, 0, 1, 0, 3, 4),
+    struct lin_op ops[] = {OP(0, MX_LOCK, 0, 0, 0, 1, 2),    OP(1, MX_TRY_LOCK, 0, 1, 0, 3, 4),
                            OP(0, MX_RMW, 0, 0, 0, 5, 6),     OP(1, MX_RMW, 0, 0, 0, 7, 8),
                            OP(0, MX_UNLOCK, 0, 0, 0, 9, 10), OP(1, MX_UNLOCK, 0, 0, 0, 11, 12)};
     ASSERT_FALSE(check_ops("mutex", 0, 0, mutex_spec, ops, 6));
@@ -718,8 +718,8 @@ static void mutex_thread(unsigned t, uint64_t *rng, struct lin_op *ops, unsigned
             RECORD(op, park_mutex_lock(&lin_mutex));
             break;
         case 1:
-            op->kind = MX_TRYLOCK;
-            RECORD(op, op->result = park_mutex_trylock(&lin_mutex));
+            op->kind = MX_TRY_LOCK;
+            RECORD(op, op->result = park_mutex_try_lock(&lin_mutex));
             locked = op->result;
             break;
         default:

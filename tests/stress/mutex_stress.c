@@ -30,24 +30,24 @@ static void wait_until_queued(park_mutex_t *m)
         sched_yield();
 }
 
-/* ---- mutual exclusion with lock, trylock and lock_until mixed ---------- */
+/* ---- mutual exclusion with lock, try_lock and lock_until mixed --------- */
 
 #define EXCL_MAX_THREADS 16
 #define EXCL_INCREMENTS 10
 #define EXCL_YIELD_ONE_IN 32
 #define EXCL_LONG_HOLD_ONE_IN 5000
 
-/* A failed trylock and a timed-out lock_until leave no waiter behind, so
+/* A failed try_lock and a timed-out lock_until leave no waiter behind, so
  * the 1 ms hand-off that bounds a parked waiter's wait does not protect a
  * thread that only retries them: the contract lets the others keep it out
- * while they keep the mutex busy (with TSan on 2 cores a trylock loop can
+ * while they keep the mutex busy (with TSan on 2 cores a try_lock loop can
  * fail 10^5 times in a row). After these many failures the thread
  * falls back to lock, so every thread's progress rests on documented
  * behaviour. */
-#define EXCL_TRYLOCK_RETRIES 1000
+#define EXCL_TRY_LOCK_RETRIES 1000
 #define EXCL_LOCK_UNTIL_RETRIES 50
 
-enum { MODE_LOCK, MODE_TRYLOCK, MODE_LOCK_UNTIL, MODE_COUNT };
+enum { MODE_LOCK, MODE_TRY_LOCK, MODE_LOCK_UNTIL, MODE_COUNT };
 
 struct excl {
     park_mutex_t m;
@@ -65,7 +65,7 @@ struct excl_thread {
     uint64_t rng;
     uint64_t acquired;
     uint64_t timeouts;  /* lock_until gave ETIMEDOUT */
-    uint64_t busy;      /* trylock gave false */
+    uint64_t busy;      /* try_lock gave false */
     uint64_t fallbacks; /* retries exhausted: locked with lock */
     uint64_t long_holds;
 };
@@ -77,9 +77,9 @@ static void excl_acquire(struct excl_thread *t, unsigned mode)
     case MODE_LOCK:
         park_mutex_lock(m);
         return;
-    case MODE_TRYLOCK:
-        for (int i = 0; i < EXCL_TRYLOCK_RETRIES; i++) {
-            if (park_mutex_trylock(m))
+    case MODE_TRY_LOCK:
+        for (int i = 0; i < EXCL_TRY_LOCK_RETRIES; i++) {
+            if (park_mutex_try_lock(m))
                 return;
             t->busy++;
             sched_yield();
@@ -180,7 +180,7 @@ static void excl_run(unsigned nthreads, uint64_t target)
         long_holds += t[i].long_holds;
     }
     printf("     %2u threads: %" PRIu64 " acquisitions, per thread min %" PRIu64 " max %" PRIu64
-           "%s; %" PRIu64 " lock_until timeouts, %" PRIu64 " failed trylocks, %" PRIu64
+           "%s; %" PRIu64 " lock_until timeouts, %" PRIu64 " failed try_locks, %" PRIu64
            " fallbacks to lock, %" PRIu64 " long holds\n",
            nthreads, sum, min, max, max / 2 > min ? " (max/2 > min: unfair)" : "", timeouts, busy,
            fallbacks, long_holds);
@@ -193,17 +193,17 @@ static void excl_run(unsigned nthreads, uint64_t target)
 }
 
 /* Sizes: each run takes 0.2 to 2 s with TSan on 2 cores. */
-TEST(mutex_lock_trylock_lock_until_exclude_each_other_at_2_threads)
+TEST(mutex_lock_try_lock_lock_until_exclude_each_other_at_2_threads)
 {
     excl_run(2, 100000);
 }
 
-TEST(mutex_lock_trylock_lock_until_exclude_each_other_at_4_threads)
+TEST(mutex_lock_try_lock_lock_until_exclude_each_other_at_4_threads)
 {
     excl_run(4, 100000);
 }
 
-TEST(mutex_lock_trylock_lock_until_exclude_each_other_at_16_threads)
+TEST(mutex_lock_try_lock_lock_until_exclude_each_other_at_16_threads)
 {
     excl_run(16, 100000);
 }
@@ -484,9 +484,9 @@ TEST(mutex_relocking_hog_does_not_starve_a_waiter)
 }
 
 static const test_case_t tests[] = {
-    TEST_ENTRY(mutex_lock_trylock_lock_until_exclude_each_other_at_2_threads),
-    TEST_ENTRY(mutex_lock_trylock_lock_until_exclude_each_other_at_4_threads),
-    TEST_ENTRY(mutex_lock_trylock_lock_until_exclude_each_other_at_16_threads),
+    TEST_ENTRY(mutex_lock_try_lock_lock_until_exclude_each_other_at_2_threads),
+    TEST_ENTRY(mutex_lock_try_lock_lock_until_exclude_each_other_at_4_threads),
+    TEST_ENTRY(mutex_lock_try_lock_lock_until_exclude_each_other_at_16_threads),
     TEST_ENTRY(mutex_next_owner_may_unmap_the_mutex_at_once),
     TEST_ENTRY(mutex_next_owner_may_free_the_mutex_at_once),
     TEST_ENTRY(mutex_last_of_queued_owners_may_unmap_the_mutex_at_once),

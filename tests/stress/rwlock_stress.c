@@ -138,7 +138,7 @@ static void take(struct shared *s, enum kind kind, uint64_t *rng, struct counts 
     case READ_TRY:
     case WRITE_TRY:
         for (int i = 0; i < TRY_RETRIES; i++) {
-            if (read ? park_rwlock_read_trylock(rw) : park_rwlock_write_trylock(rw))
+            if (read ? park_rwlock_try_read_lock(rw) : park_rwlock_try_write_lock(rw))
                 return;
             c->busy++;
             sched_yield();

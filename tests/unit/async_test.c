@@ -144,7 +144,7 @@ static park_task_t *mutex_async(void *o, park_pool_t *pool)
 
 static bool mutex_is_free(void *o)
 {
-    if (!park_mutex_trylock(o))
+    if (!park_mutex_try_lock(o))
         return false;
     park_mutex_unlock(o);
     return park_mutex_destroy(o) == 0;
@@ -182,7 +182,7 @@ static park_task_t *rw_write_async(void *o, park_pool_t *pool)
 
 static bool rw_is_free(void *o)
 {
-    if (!park_rwlock_write_trylock(o))
+    if (!park_rwlock_try_write_lock(o))
         return false;
     park_rwlock_write_unlock(o);
     return park_rwlock_destroy(o) == 0;
@@ -358,7 +358,7 @@ TEST(rwlock_read_async_uncontended_readers_share_the_lock)
     assert_completed(a, 0);
     assert_completed(b, 0);
     ASSERT_TRUE(a == b);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     park_rwlock_read_unlock(&rw);
     park_rwlock_read_unlock(&rw);
     park_task_release(a);
@@ -983,13 +983,13 @@ TEST(rwlock_cancelling_the_only_waiting_writer_admits_the_readers_behind_it)
     park_task_t *r = not_null(park_rwlock_read_lock_async(&rw, pool));
     assert_pending(r);
     ASSERT_EQ(park__wait_count(&rw), 2);
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
     ASSERT_EQ(park_task_cancel(w), 0);
     assert_completed(w, ECANCELED);
     ASSERT_EQ(park_task_wait(r, NULL), 0);
     ASSERT_EQ(park__wait_count(&rw), 0);
     park_rwlock_read_unlock(&rw);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw)); /* the reader task still holds */
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw)); /* the reader task still holds */
     park_rwlock_read_unlock(&rw);
     park_task_release(w);
     park_task_release(r);
@@ -1011,13 +1011,13 @@ TEST(rwlock_cancelling_one_of_two_waiting_writers_does_not_admit_the_readers)
     test_sleep_ns(20 * MS); /* give a wrongly admitted reader time to show */
     assert_pending(r);
     assert_pending(w2);
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
     park_rwlock_read_unlock(&rw); /* the lock falls free: w2's turn */
     ASSERT_EQ(park_task_wait(w2, NULL), 0);
     assert_pending(r);
     park_rwlock_write_unlock(&rw); /* w2 done: the reader's turn */
     ASSERT_EQ(park_task_wait(r, NULL), 0);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     park_rwlock_read_unlock(&rw);
     park_task_release(w1);
     park_task_release(w2);

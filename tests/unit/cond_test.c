@@ -85,7 +85,7 @@ TEST(cond_wait_until_past_deadline_times_out_with_the_mutex_held)
     park_mutex_t m = PARK_MUTEX_INIT;
     park_mutex_lock(&m);
     ASSERT_EQ(park_cond_wait_until(&c, &m, 0), ETIMEDOUT);
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_cond_destroy(&c), 0);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
@@ -113,7 +113,7 @@ TEST(cond_wait_releases_the_mutex_while_it_waits)
     struct waiter x = {.c = &c, .m = &m, .deadline = PARK_FOREVER};
     test_threads_t *t = test_threads_start(1, waiter_main, &x, sizeof x);
     AWAIT(park__wait_count(&c) == 1);
-    ASSERT_TRUE(park_mutex_trylock(&m)); /* the waiter let it go */
+    ASSERT_TRUE(park_mutex_try_lock(&m)); /* the waiter let it go */
     ASSERT_EQ(park_cond_destroy(&c), EBUSY);
     park_cond_signal(&c);
     park_mutex_unlock(&m);

@@ -103,7 +103,7 @@ static void *mutex_contender(void *arg)
 /* In a child: m is free; it works alone and contended (counter oracle). */
 static void child_mutex_usable(park_mutex_t *m)
 {
-    ASSERT_TRUE(park_mutex_trylock(m));
+    ASSERT_TRUE(park_mutex_try_lock(m));
     park_mutex_unlock(m);
     park_mutex_lock(m);
     park_mutex_unlock(m);
@@ -123,7 +123,7 @@ static void child_mutex_usable(park_mutex_t *m)
 static void child_mutex_held_by_me(void *arg)
 {
     (void)arg;
-    ASSERT_FALSE(park_mutex_trylock(&mutex)); /* we hold it here too */
+    ASSERT_FALSE(park_mutex_try_lock(&mutex)); /* we hold it here too */
     child_mutex_usable(&other_mutex);
     park_mutex_unlock(&mutex); /* its waiters are not here: it falls free */
     child_mutex_usable(&mutex);
@@ -156,9 +156,9 @@ static void *mutex_holder(void *arg)
 static void child_mutex_held_by_other(void *arg)
 {
     (void)arg;
-    ASSERT_FALSE(park_mutex_trylock(&mutex));
+    ASSERT_FALSE(park_mutex_try_lock(&mutex));
     ASSERT_EQ(park_mutex_lock_until(&mutex, park_deadline_in(SHORT_NS)), ETIMEDOUT);
-    ASSERT_FALSE(park_mutex_trylock(&mutex));
+    ASSERT_FALSE(park_mutex_try_lock(&mutex));
     ASSERT_EQ(park_mutex_destroy(&mutex), EBUSY);
     child_mutex_usable(&other_mutex);
 }
@@ -198,7 +198,7 @@ static void *mutex_churner(void *arg)
 static void child_mutex_after_churn(void *arg)
 {
     (void)arg;
-    if (!park_mutex_trylock(&mutex)) {
+    if (!park_mutex_try_lock(&mutex)) {
         ASSERT_EQ(park_mutex_lock_until(&mutex, park_deadline_in(SHORT_NS)), ETIMEDOUT);
         child_mutex_usable(&other_mutex);
         return;
@@ -217,7 +217,7 @@ TEST(mutex_forked_while_threads_contend_it)
     }
     atomic_store(&churn_stop, 1);
     test_threads_join(t);
-    ASSERT_TRUE(park_mutex_trylock(&mutex));
+    ASSERT_TRUE(park_mutex_try_lock(&mutex));
     park_mutex_unlock(&mutex);
 }
 
@@ -228,7 +228,7 @@ static void child_mutex_task_queued(void *arg)
     /* The task's waiter is gone with the queue: cancelling it finds
      * nothing to take out, as if it had been granted. */
     ASSERT_EQ(park_task_cancel(arg), EALREADY);
-    ASSERT_FALSE(park_mutex_trylock(&mutex));
+    ASSERT_FALSE(park_mutex_try_lock(&mutex));
     park_mutex_unlock(&mutex); /* the task queued for it has no pool here */
     child_mutex_usable(&mutex);
 }
@@ -417,10 +417,10 @@ static void *rw_contender(void *arg)
 /* In a child: the rwlock is free; readers and writers use it. */
 static void child_rw_usable(void)
 {
-    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_write_lock(&rw));
     park_rwlock_write_unlock(&rw);
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
     park_rwlock_read_unlock(&rw);
     park_rwlock_read_unlock(&rw);
     ASSERT_EQ(park_rwlock_write_lock_until(&rw, park_deadline_in(SHORT_NS)), 0);
@@ -447,8 +447,8 @@ static test_threads_t *queue_readers_and_writer(test_threads_t **writer)
 static void child_rw_write_held_by_me(void *arg)
 {
     (void)arg;
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     park_rwlock_write_unlock(&rw); /* the queued are not here: it falls free */
     child_rw_usable();
 }
@@ -491,21 +491,21 @@ static void *rw_write_holder(void *arg)
 static void child_rw_read_held_by_other(void *arg)
 {
     (void)arg;
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     ASSERT_EQ(park_rwlock_write_lock_until(&rw, park_deadline_in(SHORT_NS)), ETIMEDOUT);
     ASSERT_EQ(park_rwlock_read_lock_until(&rw, park_deadline_in(LATE_NS)), 0);
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
     park_rwlock_read_unlock(&rw);
     park_rwlock_read_unlock(&rw);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     ASSERT_EQ(park_rwlock_destroy(&rw), EBUSY);
 }
 
 static void child_rw_write_held_by_other(void *arg)
 {
     (void)arg;
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     ASSERT_EQ(park_rwlock_read_lock_until(&rw, park_deadline_in(SHORT_NS)), ETIMEDOUT);
     ASSERT_EQ(park_rwlock_write_lock_until(&rw, park_deadline_in(SHORT_NS)), ETIMEDOUT);
     ASSERT_EQ(park_rwlock_destroy(&rw), EBUSY);
@@ -560,7 +560,7 @@ static void child_rw_after_churn(void *arg)
     /* A free lock may refuse a try at first (queue bits of waiters that
      * are not here); a wait repairs them. */
     if (park_rwlock_write_lock_until(&rw, park_deadline_in(SHORT_NS)) != 0) {
-        ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+        ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
         return;
     }
     park_rwlock_write_unlock(&rw);

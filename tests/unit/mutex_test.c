@@ -69,7 +69,7 @@ TEST(mutex_size_is_4_to_16_bytes)
 TEST(mutex_static_initializer_is_unlocked)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
-    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_TRUE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -78,7 +78,7 @@ TEST(mutex_zeroed_memory_is_unlocked)
 {
     park_mutex_t m;
     memset(&m, 0, sizeof m);
-    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_TRUE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -88,7 +88,7 @@ TEST(mutex_calloc_memory_is_unlocked)
     park_mutex_t *m = calloc(1, sizeof *m);
     ASSERT_TRUE(m != NULL);
     park_mutex_lock(m);
-    ASSERT_FALSE(park_mutex_trylock(m));
+    ASSERT_FALSE(park_mutex_try_lock(m));
     park_mutex_unlock(m);
     ASSERT_EQ(park_mutex_destroy(m), 0);
     free(m);
@@ -100,12 +100,12 @@ TEST(mutex_init_makes_any_memory_an_unlocked_mutex)
     memset(&m, 0xa5, sizeof m);
     park_mutex_init(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
-    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_TRUE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
 
     park_mutex_lock(&m); /* reuse of memory that held a locked mutex */
     park_mutex_init(&m);
-    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_TRUE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -114,27 +114,27 @@ TEST(mutex_lock_then_unlock_frees_it)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
     park_mutex_lock(&m);
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
-    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_TRUE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
 }
 
-TEST(mutex_trylock_takes_a_free_mutex)
+TEST(mutex_try_lock_takes_a_free_mutex)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
-    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_TRUE(park_mutex_try_lock(&m));
     ASSERT_EQ(park_mutex_destroy(&m), EBUSY);
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
 
-TEST(mutex_trylock_fails_on_a_held_mutex_and_keeps_it_held)
+TEST(mutex_try_lock_fails_on_a_held_mutex_and_keeps_it_held)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
     park_mutex_lock(&m);
     park_mutex_t before = m;
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     ASSERT_EQ(memcmp(&m, &before, sizeof m), 0);
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
@@ -144,10 +144,10 @@ TEST(mutex_lock_until_past_deadline_takes_a_free_mutex)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
     ASSERT_EQ(park_mutex_lock_until(&m, 0), 0);
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_lock_until(&m, park_now()), 0);
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -180,10 +180,10 @@ TEST(mutex_lock_until_near_deadline_on_a_held_mutex_times_out_not_before_it)
         ASSERT_LT(now - deadline, LATE_NS);
     }
     /* Still held by us, nobody left queued. */
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     ASSERT_EQ(park__wait_count(&m), 0);
     park_mutex_unlock(&m);
-    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_TRUE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -199,7 +199,7 @@ TEST(mutex_lock_until_takes_the_mutex_when_unlocked_before_the_deadline)
     park_mutex_unlock(&m);
     AWAIT(atomic_load(&l.done));
     ASSERT_EQ(l.result, 0);
-    ASSERT_FALSE(park_mutex_trylock(&m)); /* the locker holds it */
+    ASSERT_FALSE(park_mutex_try_lock(&m)); /* the locker holds it */
     finish_locker(&l, t);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -208,7 +208,7 @@ TEST(mutex_lock_until_forever_takes_a_free_mutex)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
     ASSERT_EQ(park_mutex_lock_until(&m, PARK_FOREVER), 0);
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -247,7 +247,7 @@ TEST(mutex_destroy_of_a_held_mutex_is_ebusy_and_keeps_it_usable)
     park_mutex_t before = m;
     ASSERT_EQ(park_mutex_destroy(&m), EBUSY);
     ASSERT_EQ(memcmp(&m, &before, sizeof m), 0);
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     park_mutex_lock(&m);
     park_mutex_unlock(&m);
@@ -288,7 +288,7 @@ TEST(mutex_may_be_unlocked_by_another_thread)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
     test_threads_join(test_threads_start(1, lock_only, &m, 0));
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     test_threads_join(test_threads_start(1, unlock_only, &m, 0));
     park_mutex_lock(&m);
     park_mutex_unlock(&m);
@@ -304,7 +304,7 @@ TEST(mutex_unlock_by_another_thread_wakes_a_waiter)
     AWAIT(park__wait_count(&m) == 1);
     test_threads_join(test_threads_start(1, unlock_only, &m, 0));
     AWAIT(atomic_load(&l.done));
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     finish_locker(&l, t);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -320,9 +320,9 @@ TEST(mutex_unlock_wakes_a_blocked_waiter)
     park_mutex_unlock(&m);
     AWAIT(atomic_load(&l.done));
     ASSERT_EQ(park__wait_count(&m), 0);
-    ASSERT_FALSE(park_mutex_trylock(&m)); /* the waiter holds it */
+    ASSERT_FALSE(park_mutex_try_lock(&m)); /* the waiter holds it */
     finish_locker(&l, t);
-    ASSERT_TRUE(park_mutex_trylock(&m));
+    ASSERT_TRUE(park_mutex_try_lock(&m));
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -358,7 +358,7 @@ TEST(mutex_each_unlock_lets_one_of_several_waiters_in)
         AWAIT(holders(l, N, &holder) > 0);
         ASSERT_EQ(holders(l, N, &holder), 1);
         ASSERT_EQ(park__wait_count(&m), (size_t)(N - 1 - round));
-        ASSERT_FALSE(park_mutex_trylock(&m));
+        ASSERT_FALSE(park_mutex_try_lock(&m));
         finish_locker(&l[holder], t[holder]);
     }
     ASSERT_EQ(park__wait_count(&m), 0);
@@ -395,12 +395,12 @@ TEST(mutex_late_woken_waiter_does_not_hold_back_the_queue)
     for (int i = 0; i < 2000 && held; i++) {
         park_mutex_unlock(&m);
         test_sleep_ns(20000);
-        held = park_mutex_trylock(&m); /* fails once the waiter has it */
+        held = park_mutex_try_lock(&m); /* fails once the waiter has it */
     }
     ASSERT_FALSE(held);
     AWAIT(atomic_load(&l.done));
     ASSERT_EQ(l.result, 0);
-    ASSERT_FALSE(park_mutex_trylock(&m));
+    ASSERT_FALSE(park_mutex_try_lock(&m));
     finish_locker(&l, t);
     ASSERT_EQ(park__wait_count(&m), 0);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
@@ -428,7 +428,7 @@ TEST(mutex_hands_off_to_an_old_waiter_while_a_woken_one_is_on_its_way)
     while (held && unlocks < 100000) {
         park_mutex_unlock(&m);
         unlocks++;
-        held = park_mutex_trylock(&m); /* fails once the waiter has it */
+        held = park_mutex_try_lock(&m); /* fails once the waiter has it */
     }
     ASSERT_FALSE(held);
     ASSERT_LE(unlocks, 64);
@@ -484,7 +484,7 @@ TEST(mutex_lock_until_timing_out_ahead_of_a_waiter_leaves_the_mutex_working)
         park_mutex_unlock(&m);
         AWAIT(atomic_load(&b.done));
         ASSERT_EQ(b.result, 0);
-        ASSERT_FALSE(park_mutex_trylock(&m));
+        ASSERT_FALSE(park_mutex_try_lock(&m));
         finish_locker(&b, tb);
         ASSERT_EQ(park__wait_count(&m), 0);
         if (both_queued)
@@ -511,7 +511,7 @@ static void *exclusion_main(void *arg)
             park_mutex_lock(&e->m);
             break;
         case 1:
-            while (!park_mutex_trylock(&e->m)) {
+            while (!park_mutex_try_lock(&e->m)) {
             }
             break;
         default:
@@ -578,8 +578,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(mutex_calloc_memory_is_unlocked),
     TEST_ENTRY(mutex_init_makes_any_memory_an_unlocked_mutex),
     TEST_ENTRY(mutex_lock_then_unlock_frees_it),
-    TEST_ENTRY(mutex_trylock_takes_a_free_mutex),
-    TEST_ENTRY(mutex_trylock_fails_on_a_held_mutex_and_keeps_it_held),
+    TEST_ENTRY(mutex_try_lock_takes_a_free_mutex),
+    TEST_ENTRY(mutex_try_lock_fails_on_a_held_mutex_and_keeps_it_held),
     TEST_ENTRY(mutex_lock_until_past_deadline_takes_a_free_mutex),
     TEST_ENTRY(mutex_lock_until_past_deadline_on_a_held_mutex_times_out_at_once),
     TEST_ENTRY(mutex_lock_until_near_deadline_on_a_held_mutex_times_out_not_before_it),

@@ -226,7 +226,7 @@ static void a_then_try_b(void *arg)
 {
     struct pair *p = arg;
     park_mutex_lock(&p->a);
-    ASSERT_TRUE(park_mutex_trylock(&p->b));
+    ASSERT_TRUE(park_mutex_try_lock(&p->b));
     park_mutex_unlock(&p->b);
     park_mutex_unlock(&p->a);
 }

@@ -146,10 +146,10 @@ TEST(rwlock_size_is_at_most_32_bytes)
 static void assert_free(park_rwlock_t *rw)
 {
     ASSERT_EQ(park_rwlock_destroy(rw), 0);
-    ASSERT_TRUE(park_rwlock_write_trylock(rw));
+    ASSERT_TRUE(park_rwlock_try_write_lock(rw));
     park_rwlock_write_unlock(rw);
     park_rwlock_read_lock(rw);
-    ASSERT_TRUE(park_rwlock_read_trylock(rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(rw));
     park_rwlock_read_unlock(rw);
     park_rwlock_read_unlock(rw);
     park_rwlock_write_lock(rw);
@@ -188,32 +188,32 @@ TEST(rwlock_init_makes_any_memory_a_free_lock)
 
 /* ---- try-operations ------------------------------------------------------ */
 
-TEST(rwlock_read_trylock_takes_a_free_lock_and_readers_share_it)
+TEST(rwlock_try_read_lock_takes_a_free_lock_and_readers_share_it)
 {
     park_rwlock_t rw = PARK_RWLOCK_INIT;
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
     park_rwlock_read_lock(&rw);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     park_rwlock_read_unlock(&rw);
     park_rwlock_read_unlock(&rw);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     park_rwlock_read_unlock(&rw);
-    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_write_lock(&rw));
     park_rwlock_write_unlock(&rw);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
 
-TEST(rwlock_write_trylock_takes_a_free_lock_and_excludes_everyone)
+TEST(rwlock_try_write_lock_takes_a_free_lock_and_excludes_everyone)
 {
     park_rwlock_t rw = PARK_RWLOCK_INIT;
-    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_write_lock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
     ASSERT_EQ(park_rwlock_read_lock_until(&rw, 0), ETIMEDOUT);
     ASSERT_EQ(park_rwlock_write_lock_until(&rw, 0), ETIMEDOUT);
     park_rwlock_write_unlock(&rw);
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
     park_rwlock_read_unlock(&rw);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
@@ -276,7 +276,7 @@ TEST(rwlock_lock_until_near_deadline_times_out_not_before_it)
             ASSERT_EQ(queued_on(&rw), 0);
             if (round == 0) {
                 /* The writer left no "writer waiting" behind. */
-                ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+                ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
                 park_rwlock_read_unlock(&rw);
                 park_rwlock_read_unlock(&rw);
             } else {
@@ -341,7 +341,7 @@ TEST(rwlock_destroy_of_a_held_lock_is_ebusy_and_keeps_it_usable)
     park_rwlock_t before = rw;
     ASSERT_EQ(park_rwlock_destroy(&rw), EBUSY);
     ASSERT_EQ(memcmp(&rw, &before, sizeof rw), 0);
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
     park_rwlock_read_unlock(&rw);
     park_rwlock_read_unlock(&rw);
 
@@ -455,9 +455,9 @@ TEST(rwlock_readers_overlap_when_no_writer_waits)
     test_threads_t *ta = start_actor(&a, &rw, TAKE_READ);
     test_threads_t *tb = start_actor(&b, &rw, TAKE_READ);
     AWAIT(atomic_load(&a.holding) && atomic_load(&b.holding));
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
     park_rwlock_read_unlock(&rw);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     finish_actor(&a, ta);
     finish_actor(&b, tb);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
@@ -475,7 +475,7 @@ TEST(rwlock_writer_waits_for_every_reader)
     ASSERT_FALSE(atomic_load(&w.holding));
     park_rwlock_read_unlock(&rw);
     AWAIT(atomic_load(&w.holding));
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
     finish_actor(&w, t);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
@@ -489,8 +489,8 @@ TEST(rwlock_writer_waits_for_the_writer)
     park_rwlock_write_unlock(&rw);
     /* The woken writer's turn: neither a try-read nor a try-write gets in
      * before it. */
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
     AWAIT(atomic_load(&w.holding));
     finish_actor(&w, t);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
@@ -504,7 +504,7 @@ TEST(rwlock_waiting_writer_blocks_new_readers)
     park_rwlock_read_lock(&rw);
     struct actor w, r;
     test_threads_t *tw = queue_actor(&w, &rw, TAKE_WRITE);
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
     ASSERT_EQ(park_rwlock_read_lock_until(&rw, 0), ETIMEDOUT);
     ASSERT_EQ(park_rwlock_read_lock_until(&rw, park_deadline_in(2 * MS)), ETIMEDOUT);
     test_threads_t *tr = queue_actor(&r, &rw, TAKE_READ);
@@ -558,7 +558,7 @@ TEST(rwlock_queued_readers_enter_together_when_the_writer_releases)
     ASSERT_EQ(queued_on(&rw), 0);
     for (int i = 0; i < N; i++)
         AWAIT(atomic_load(&r[i].holding));
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     for (int i = 0; i < N; i++)
         finish_actor(&r[i], t[i]);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
@@ -593,7 +593,7 @@ TEST(rwlock_queued_readers_go_after_two_writers_in_a_row)
     ASSERT_EQ(queued_on(&rw), 1);
     ASSERT_FALSE(atomic_load(&w3.holding));
     /* W3 still waits, so new readers may not join the batch. */
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
 
     finish_actor(&r1, tr1);
     ASSERT_FALSE(atomic_load(&w3.holding));
@@ -677,7 +677,7 @@ TEST(rwlock_timed_out_writer_keeps_readers_back_while_another_writer_waits)
         ASSERT_EQ(w1.result, ETIMEDOUT);
         AWAIT(queued_on(&rw) == 2); /* w2 and r */
         ASSERT_FALSE(atomic_load(&r.holding));
-        ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+        ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
         park_rwlock_read_unlock(&rw);
         AWAIT(atomic_load(&w2.holding));
         ASSERT_FALSE(atomic_load(&r.holding));
@@ -742,13 +742,13 @@ TEST(rwlock_downgrade_keeps_a_read_hold_that_readers_share)
     park_rwlock_t rw = PARK_RWLOCK_INIT;
     park_rwlock_write_lock(&rw);
     park_rwlock_downgrade(&rw);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     ASSERT_EQ(park_rwlock_destroy(&rw), EBUSY);
     struct actor r;
     test_threads_t *t = start_actor(&r, &rw, TAKE_READ);
     AWAIT(atomic_load(&r.holding));
     finish_actor(&r, t);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     park_rwlock_read_unlock(&rw);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
@@ -768,7 +768,7 @@ TEST(rwlock_downgrade_admits_queued_readers_when_no_writer_waits)
         AWAIT(atomic_load(&r[i].holding));
     for (int i = 0; i < N; i++)
         finish_actor(&r[i], t[i]);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw)); /* still ours */
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw)); /* still ours */
     park_rwlock_read_unlock(&rw);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
@@ -785,8 +785,8 @@ TEST(rwlock_downgrade_lets_no_writer_in_and_keeps_readers_behind_a_waiting_one)
     park_rwlock_downgrade(&rw);
     ASSERT_EQ(queued_on(&rw), 2);
     ASSERT_FALSE(atomic_load(&w.holding) || atomic_load(&r.holding));
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw));
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw)); /* a writer waits */
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw)); /* a writer waits */
     park_rwlock_read_unlock(&rw);
     AWAIT(atomic_load(&w.holding));
     ASSERT_EQ(queued_on(&rw), 1);
@@ -945,15 +945,15 @@ TEST(rwlock_read_mostly_readers_of_a_biased_lock_leave_its_word_alone)
     ASSERT_EQ(memcmp(&rw, &by_init, sizeof rw), 0);
     ASSERT_TRUE(biased(&rw));
     park_rwlock_read_lock(&rw);
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
     ASSERT_EQ(park_rwlock_read_lock_until(&rw, park_deadline_in(MS)), 0);
     ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), PARK__RW_READER);
-    ASSERT_FALSE(park_rwlock_write_trylock(&rw)); /* revoked: three holds in the word */
+    ASSERT_FALSE(park_rwlock_try_write_lock(&rw)); /* revoked: three holds in the word */
     ASSERT_FALSE(biased(&rw));
     ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED) & PARK__RW_READERS_MASK, 3);
     for (int i = 0; i < 3; i++)
         park_rwlock_read_unlock(&rw);
-    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_write_lock(&rw));
     park_rwlock_write_unlock(&rw);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
@@ -969,10 +969,10 @@ TEST(rwlock_read_mostly_writer_revokes_and_readers_bias_it_again)
     ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), PARK__RW_READER);
     test_threads_t *tw = queue_actor(&w, &rw, TAKE_WRITE);
     ASSERT_FALSE(biased(&rw));
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw)); /* a writer waits: no reader enters */
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw)); /* a writer waits: no reader enters */
     finish_actor(&r, tr);
     AWAIT(atomic_load(&w.holding));
-    ASSERT_FALSE(park_rwlock_read_trylock(&rw));
+    ASSERT_FALSE(park_rwlock_try_read_lock(&rw));
     finish_actor(&w, tw);
     /* Readers from the word, then (the inhibition over) the bias again. */
     AWAIT(read_pair_then_biased(&rw));
@@ -997,7 +997,7 @@ TEST(rwlock_read_mostly_table_hold_released_by_another_thread_frees_the_lock)
     ASSERT_EQ(park_rwlock_destroy(&rw), EBUSY); /* one hold left, ours */
     test_threads_join(test_threads_start(1, release_a_read, &rw, 0));
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
-    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_write_lock(&rw));
     ASSERT_FALSE(biased(&rw));
     ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), PARK__RW_WRITER);
     park_rwlock_write_unlock(&rw);
@@ -1051,10 +1051,10 @@ TEST(rwlock_read_mostly_timed_out_writer_leaves_readers_in)
     void *r;
     ASSERT_EQ(pthread_join(t, &r), 0);
     ASSERT_EQ((int)(intptr_t)r, ETIMEDOUT);
-    ASSERT_TRUE(park_rwlock_read_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_read_lock(&rw));
     park_rwlock_read_unlock(&rw);
     park_rwlock_read_unlock(&rw);
-    ASSERT_TRUE(park_rwlock_write_trylock(&rw));
+    ASSERT_TRUE(park_rwlock_try_write_lock(&rw));
     park_rwlock_write_unlock(&rw);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
@@ -1070,8 +1070,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(rwlock_static_initializer_is_free),
     TEST_ENTRY(rwlock_zeroed_memory_is_free),
     TEST_ENTRY(rwlock_init_makes_any_memory_a_free_lock),
-    TEST_ENTRY(rwlock_read_trylock_takes_a_free_lock_and_readers_share_it),
-    TEST_ENTRY(rwlock_write_trylock_takes_a_free_lock_and_excludes_everyone),
+    TEST_ENTRY(rwlock_try_read_lock_takes_a_free_lock_and_readers_share_it),
+    TEST_ENTRY(rwlock_try_write_lock_takes_a_free_lock_and_excludes_everyone),
     TEST_ENTRY(rwlock_lock_until_past_deadline_takes_a_lock_it_may_enter),
     TEST_ENTRY(rwlock_lock_until_past_deadline_on_an_excluding_hold_times_out_at_once),
     TEST_ENTRY(rwlock_lock_until_near_deadline_times_out_not_before_it),

@@ -43,7 +43,7 @@ int main(void)
 
     /* Uncontended fast paths, and a timed wait on a held mutex. */
     park_mutex_lock(&mutex);
-    CHECK(!park_mutex_trylock(&mutex));
+    CHECK(!park_mutex_try_lock(&mutex));
     CHECK(park_mutex_lock_until(&mutex, park_deadline_in(1000000)) == ETIMEDOUT);
 
     /* The worker blocks on the held mutex until it is unlocked here. */
