@@ -457,7 +457,7 @@ static park__lazy_result_t factory_get(park_lazy_t *l, park_time_t deadline)
             /* A worker of the pool runs other work meanwhile (the run may
              * need it); ETIMEDOUT leaves the run going, and the release
              * takes t out of its queue. */
-            res.err = park_task_wait_until(t, deadline, &res.value);
+            res.err = park_task_wait_until(t, &res.value, deadline);
             park_task_release(t);
             if (res.err)
                 res.value = NULL;
@@ -525,7 +525,7 @@ park__lazy_result_t park__lazy_get_slow(park_lazy_t *l, park_time_t deadline)
     return res;
 }
 
-int park_lazy_get_until(park_lazy_t *l, park_time_t deadline, void **value)
+int park_lazy_get_until(park_lazy_t *l, void **value, park_time_t deadline)
 {
     /* acquire: pairs with the release that publishes READY. */
     if (__atomic_load_n(&l->state_, __ATOMIC_ACQUIRE) & READY) {

@@ -123,7 +123,7 @@ PARK__INLINE int park_lazy_get(park_lazy_t *l, void **value)
  * result. An initialised lazy returns its value, and a lazy that is not
  * initialised and not running runs the initialiser on this thread (which
  * no deadline interrupts), even when the deadline has passed. */
-PARK_API int park_lazy_get_until(park_lazy_t *l, park_time_t deadline, void **value);
+PARK_API int park_lazy_get_until(park_lazy_t *l, void **value, park_time_t deadline);
 
 /* Makes *l a lazy whose runs are fn(arg, pool)'s tasks: one run at a time,
  * started by the first caller of any kind (blocking or asynchronous) and

@@ -87,7 +87,7 @@ PARK_API int park_task_wait(park_task_t *t, void **result);
 /* As park_task_wait, giving up at the absolute deadline: ETIMEDOUT if t is
  * still pending then (t is not cancelled). A task that itself failed with
  * ETIMEDOUT gives ETIMEDOUT too: tell them apart with park_task_result. */
-PARK_API int park_task_wait_until(park_task_t *t, park_time_t deadline, void **result);
+PARK_API int park_task_wait_until(park_task_t *t, void **result, park_time_t deadline);
 
 /* Arms a deadline on t, kept by the timer of `t`'s pool, or of the pool
  * passed to the function that made t (park_task_new tasks need a pool:

@@ -296,7 +296,7 @@ int park_task_result(const park_task_t *t, void **result)
     return t->err;
 }
 
-int park_task_wait_until(park_task_t *t, park_time_t deadline, void **result)
+int park_task_wait_until(park_task_t *t, void **result, park_time_t deadline)
 {
     CHECK_LIVE(t, "park_task_wait_until");
     if (PARK__LIKELY(park_task_done(t)))
@@ -309,7 +309,7 @@ int park_task_wait_until(park_task_t *t, park_time_t deadline, void **result)
 int park_task_wait(park_task_t *t, void **result)
 {
     CHECK_LIVE(t, "park_task_wait");
-    return park_task_wait_until(t, PARK_FOREVER, result);
+    return park_task_wait_until(t, result, PARK_FOREVER);
 }
 
 /* Queues c on t's list, or schedules it if t has completed. */

@@ -1021,7 +1021,7 @@ static void lazy_get_value(struct gen *g)
             r = park_lazy_get(&g->lazy, &v);
             break;
         case 1:
-            r = park_lazy_get_until(&g->lazy, near_deadline(), &v);
+            r = park_lazy_get_until(&g->lazy, &v, near_deadline());
             break;
         case 2:
             if (!park_lazy_ready(&g->lazy)) {

@@ -127,7 +127,7 @@ static int one_call(struct round *r, bool timed, park_time_t deadline, void **va
     if (r->use_once)
         return park_once(&r->o, round_once, r);
     if (timed)
-        return park_lazy_get_until(&r->l, deadline, value);
+        return park_lazy_get_until(&r->l, value, deadline);
     return park_lazy_get(&r->l, value);
 }
 

@@ -1566,7 +1566,7 @@ TEST(lazy_factory_returning_null_fails_a_blocking_starter_with_enomem)
     void *v = &f;
     ASSERT_EQ(park_lazy_get(&l, &v), ENOMEM);
     ASSERT_TRUE(v == &f); /* unchanged */
-    ASSERT_EQ(park_lazy_get_until(&l, park_deadline_in(1000 * (uint64_t)MS), &v), ENOMEM);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, park_deadline_in(1000 * (uint64_t)MS)), ENOMEM);
     ASSERT_EQ(atomic_load(&f.calls), 2);
     ASSERT_EQ(park__wait_count(&l), 0);
     ASSERT_EQ(park_lazy_get(&l, &v), 0);

@@ -620,7 +620,7 @@ static void child_lazy_run_elsewhere(void *arg)
     (void)arg;
     int before = atomic_load(&runs);
     void *v;
-    ASSERT_EQ(park_lazy_get_until(&lazy, park_deadline_in(LATE_NS), &v), 0);
+    ASSERT_EQ(park_lazy_get_until(&lazy, &v, park_deadline_in(LATE_NS)), 0);
     ASSERT_EQ((uintptr_t)v, (uintptr_t)getpid());
     ASSERT_EQ(atomic_load(&runs), before + 1);
     ASSERT_EQ(park_lazy_get(&lazy, &v), 0); /* ready now: no further run */
@@ -660,7 +660,7 @@ static void child_in_own_run(void *arg)
     (void)arg;
     /* Still inside the run the forking thread was making: its own run. */
     void *v;
-    ASSERT_EQ(park_lazy_get_until(&lazy, PARK_FOREVER, &v), EDEADLK);
+    ASSERT_EQ(park_lazy_get_until(&lazy, &v, PARK_FOREVER), EDEADLK);
 }
 
 /* The forking thread forks from inside its own initialiser: the child goes

@@ -106,7 +106,7 @@ static int make_call(struct caller *c, void **value)
     if (c->o)
         return park_once(c->o, factory_once, c->f);
     if (c->timed)
-        return park_lazy_get_until(c->l, c->deadline, value);
+        return park_lazy_get_until(c->l, value, c->deadline);
     return park_lazy_get(c->l, value);
 }
 
@@ -202,7 +202,7 @@ TEST(lazy_later_gets_return_the_value_without_running_again)
         ASSERT_EQ(park_lazy_get(&l, &v), 0);
         ASSERT_TRUE(v == &f.token);
         v = NULL;
-        ASSERT_EQ(park_lazy_get_until(&l, 0, &v), 0);
+        ASSERT_EQ(park_lazy_get_until(&l, &v, 0), 0);
         ASSERT_TRUE(v == &f.token);
     }
     ASSERT_EQ(atomic_load(&f.runs), 1);
@@ -216,8 +216,8 @@ TEST(lazy_zeroed_memory_has_no_initialiser_and_every_get_is_einval)
     memset(&l, 0, sizeof l);
     void *v = &l;
     ASSERT_EQ(park_lazy_get(&l, &v), EINVAL);
-    ASSERT_EQ(park_lazy_get_until(&l, PARK_FOREVER, &v), EINVAL);
-    ASSERT_EQ(park_lazy_get_until(&l, 0, &v), EINVAL);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, PARK_FOREVER), EINVAL);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, 0), EINVAL);
     ASSERT_TRUE(v == &l);
     ASSERT_FALSE(park_lazy_ready(&l));
     ASSERT_EQ(state_of(&l.state_), 0);
@@ -331,7 +331,7 @@ TEST(lazy_caches_no_error_every_get_runs_again_until_a_run_succeeds)
         ASSERT_EQ(runs, i + 1);
         ASSERT_FALSE(park_lazy_ready(&l));
     }
-    ASSERT_EQ(park_lazy_get_until(&l, 0, &v), 0);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, 0), 0);
     ASSERT_TRUE(v == &runs);
     ASSERT_EQ(park_lazy_get(&l, &v), 0);
     ASSERT_EQ(runs, DISTINCT_ERRORS + 1);
@@ -461,7 +461,7 @@ static int calls_itself(void *arg, void **value)
     struct reentrant *r = arg;
     void *v = NULL;
     r->get = park_lazy_get(r->self, &v);
-    r->get_until = park_lazy_get_until(r->self, PARK_FOREVER, &v);
+    r->get_until = park_lazy_get_until(r->self, &v, PARK_FOREVER);
     r->ready = park_lazy_ready(r->self);
     *value = &r->token;
     return 0;
@@ -568,7 +568,7 @@ TEST(lazy_get_until_times_out_the_caller_only_and_the_run_goes_on)
 
     park_time_t deadline = park_deadline_in(20 * MS);
     void *v = &l;
-    ASSERT_EQ(park_lazy_get_until(&l, deadline, &v), ETIMEDOUT);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, deadline), ETIMEDOUT);
     park_time_t now = park_now();
     ASSERT_GE(now, deadline);
     ASSERT_LT(now - deadline, LATE_NS);
@@ -598,7 +598,7 @@ TEST(lazy_get_until_timing_out_as_the_only_waiter_leaves_the_run_unqueued)
     struct caller runner = {.l = &l};
     test_threads_t *rt = start_runner(&runner, &f, 1);
     void *v;
-    ASSERT_EQ(park_lazy_get_until(&l, park_deadline_in(5 * MS), &v), ETIMEDOUT);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, park_deadline_in(5 * MS)), ETIMEDOUT);
     ASSERT_EQ(park__wait_count(&l), 0);
     ASSERT_EQ(state_of(&l.state_), PARK__LAZY_RUNNING);
     open_gate(&f);
@@ -616,8 +616,8 @@ TEST(lazy_get_until_past_deadline_on_a_running_lazy_times_out_at_once)
     test_threads_t *rt = start_runner(&runner, &f, 1);
     park_time_t start = park_now();
     void *v = &l;
-    ASSERT_EQ(park_lazy_get_until(&l, 0, &v), ETIMEDOUT);
-    ASSERT_EQ(park_lazy_get_until(&l, start, &v), ETIMEDOUT);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, 0), ETIMEDOUT);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, start), ETIMEDOUT);
     ASSERT_LT(park_now() - start, LATE_NS);
     ASSERT_TRUE(v == &l);
     ASSERT_EQ(park__wait_count(&l), 0);
@@ -637,7 +637,7 @@ TEST(lazy_get_until_near_deadline_times_out_not_before_it)
     for (size_t i = 0; i < sizeof ahead_ns / sizeof ahead_ns[0]; i++) {
         park_time_t deadline = park_deadline_in(ahead_ns[i]);
         void *v;
-        ASSERT_EQ(park_lazy_get_until(&l, deadline, &v), ETIMEDOUT);
+        ASSERT_EQ(park_lazy_get_until(&l, &v, deadline), ETIMEDOUT);
         park_time_t now = park_now();
         ASSERT_GE(now, deadline);
         ASSERT_LT(now - deadline, LATE_NS);
@@ -671,11 +671,11 @@ TEST(lazy_get_until_past_deadline_runs_the_initialiser_of_an_idle_lazy)
     factory_init(&f, 0, 0);
     park_lazy_t l = PARK_LAZY_INIT(factory_lazy, &f);
     void *v = NULL;
-    ASSERT_EQ(park_lazy_get_until(&l, 0, &v), 0);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, 0), 0);
     ASSERT_TRUE(v == &f.token);
     ASSERT_EQ(atomic_load(&f.runs), 1);
     v = NULL;
-    ASSERT_EQ(park_lazy_get_until(&l, 0, &v), 0);
+    ASSERT_EQ(park_lazy_get_until(&l, &v, 0), 0);
     ASSERT_TRUE(v == &f.token);
     ASSERT_EQ(atomic_load(&f.runs), 1);
 }

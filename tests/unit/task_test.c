@@ -815,7 +815,7 @@ TEST(task_wait_on_a_completed_task_returns_at_once)
     park_task_t *t = task_new();
     ASSERT_EQ(park_task_complete(t, EIO, NULL), 0);
     ASSERT_EQ(park_task_wait(t, NULL), EIO);
-    ASSERT_EQ(park_task_wait_until(t, 0, NULL), EIO);
+    ASSERT_EQ(park_task_wait_until(t, NULL, 0), EIO);
     park_task_release(t);
 }
 
@@ -954,7 +954,7 @@ static int waits_until_fn(void *arg, void **result)
 {
     park_task_t *never = arg;
     park_time_t deadline = park_deadline_in(10 * MS);
-    ASSERT_EQ(park_task_wait_until(never, deadline, NULL), ETIMEDOUT);
+    ASSERT_EQ(park_task_wait_until(never, NULL, deadline), ETIMEDOUT);
     ASSERT_GE(park_now(), deadline);
     assert_pending(never);
     (void)result;
@@ -1037,14 +1037,14 @@ TEST(task_wait_until_a_deadline_on_a_pending_task_is_etimedout_not_before_it)
     for (size_t k = 0; k < sizeof waits / sizeof waits[0]; k++) {
         park_time_t deadline = park_now() + waits[k];
         void *r = &r;
-        ASSERT_EQ(park_task_wait_until(t, deadline, &r), ETIMEDOUT);
+        ASSERT_EQ(park_task_wait_until(t, &r, deadline), ETIMEDOUT);
         ASSERT_GE(park_now(), deadline);
         ASSERT_LT(park_now() - deadline, LATE_NS);
         assert_pending(t); /* not cancelled */
     }
-    ASSERT_EQ(park_task_wait_until(t, 0, NULL), ETIMEDOUT);
+    ASSERT_EQ(park_task_wait_until(t, NULL, 0), ETIMEDOUT);
     ASSERT_EQ(park_task_complete(t, 0, NULL), 0);
-    ASSERT_EQ(park_task_wait_until(t, 0, NULL), 0);
+    ASSERT_EQ(park_task_wait_until(t, NULL, 0), 0);
     park_task_release(t);
 }
 
@@ -1055,7 +1055,7 @@ TEST(task_wait_until_returns_the_error_of_a_task_that_completes_in_time)
     struct completer c = {t, EIO, &token, 5 * MS};
     test_threads_t *th = test_threads_start(1, completer_main, &c, sizeof c);
     void *r = NULL;
-    ASSERT_EQ(park_task_wait_until(t, PARK_FOREVER, &r), EIO);
+    ASSERT_EQ(park_task_wait_until(t, &r, PARK_FOREVER), EIO);
     ASSERT_TRUE(r == &token);
     test_threads_join(th);
     park_task_release(t);
@@ -1066,8 +1066,8 @@ TEST(task_wait_until_etimedout_is_told_apart_by_result)
 {
     park_task_t *pending = task_new(), *failed = task_new();
     ASSERT_EQ(park_task_complete(failed, ETIMEDOUT, NULL), 0);
-    ASSERT_EQ(park_task_wait_until(pending, 0, NULL), ETIMEDOUT);
-    ASSERT_EQ(park_task_wait_until(failed, 0, NULL), ETIMEDOUT);
+    ASSERT_EQ(park_task_wait_until(pending, NULL, 0), ETIMEDOUT);
+    ASSERT_EQ(park_task_wait_until(failed, NULL, 0), ETIMEDOUT);
     ASSERT_EQ(park_task_result(pending, NULL), EINPROGRESS);
     ASSERT_EQ(park_task_result(failed, NULL), ETIMEDOUT);
     ASSERT_EQ(park_task_cancel(pending), 0);
@@ -1508,7 +1508,7 @@ TEST(task_pool_destroy_cancels_a_delay_and_a_deadline_that_are_never_due)
     ASSERT_TRUE(d != NULL);
     park_task_t *t = task_new();
     ASSERT_EQ(park_task_cancel_at_on(t, pool, PARK_FOREVER), 0);
-    ASSERT_EQ(park_task_wait_until(d, park_deadline_in(5 * MS), NULL), ETIMEDOUT);
+    ASSERT_EQ(park_task_wait_until(d, NULL, park_deadline_in(5 * MS)), ETIMEDOUT);
     assert_pending(d);
     assert_pending(t);
     park_pool_destroy(pool);
