@@ -87,6 +87,8 @@ int park_barrier_init(park_barrier_t *b, uint32_t count, park_barrier_fn complet
 
 int park_barrier_destroy(park_barrier_t *b)
 {
+    if (!b)
+        return 0;
     /* acquire: pairs with the release of the last advance. */
     if (!(__atomic_load_n(&b->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;

@@ -392,7 +392,7 @@ int park_chan_create(park_chan_t **ch, size_t capacity)
 int park_chan_destroy(park_chan_t *ch)
 {
     if (!ch)
-        return EINVAL;
+        return 0;
     /* Reads only the queues keyed by ch's address, not ch. */
     if (park__wait_has_waiters(rkey(ch)) || park__wait_has_waiters(skey(ch)))
         return EBUSY;

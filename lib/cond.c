@@ -203,6 +203,8 @@ void park_cond_init(park_cond_t *c)
 
 int park_cond_destroy(park_cond_t *c)
 {
+    if (!c)
+        return 0;
     /* relaxed: W only filters; the queue decides (W may be stale in a
      * forked child, whose queues lib/wait emptied). */
     if (__atomic_load_n(&c->waiters_, __ATOMIC_RELAXED) && park__wait_has_waiters(c))

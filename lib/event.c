@@ -66,6 +66,8 @@ void park_event_init(park_event_t *e, bool manual_reset, bool initially_set)
 
 int park_event_destroy(park_event_t *e)
 {
+    if (!e)
+        return 0;
     /* acquire: pairs with the release of the last set. */
     if (!(__atomic_load_n(&e->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;

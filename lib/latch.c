@@ -49,6 +49,8 @@ int park_latch_init(park_latch_t *l, uint32_t count)
 
 int park_latch_destroy(park_latch_t *l)
 {
+    if (!l)
+        return 0;
     /* acquire: pairs with the release of the last count_down. */
     if (!(__atomic_load_n(&l->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;

@@ -116,6 +116,8 @@ void park_mutex_init(park_mutex_t *m)
 
 int park_mutex_destroy(park_mutex_t *m)
 {
+    if (!m)
+        return 0;
     /* acquire: pairs with the releasing store of the last unlock, so that
      * freeing the memory is ordered after every use. */
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_ACQUIRE);

@@ -94,6 +94,8 @@ static void forked_settle(park_rwlock_t *rw);
 
 int park_rwlock_destroy(park_rwlock_t *rw)
 {
+    if (!rw)
+        return 0;
     /* A biased lock is free when its word holds only the bias hold and the
      * readers' table none of its holds. */
     if (__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED)

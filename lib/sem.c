@@ -128,6 +128,8 @@ int park_sem_init_fifo(park_sem_t *s, uint32_t initial, uint32_t max)
 
 int park_sem_destroy(park_sem_t *s)
 {
+    if (!s)
+        return 0;
     /* acquire: pairs with the release of the last release/grant. */
     if (!(__atomic_load_n(&s->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;

@@ -97,7 +97,7 @@ PARK_API int park__latch_wait_slow(park_latch_t *l, park_time_t deadline);
 PARK_API int park_latch_init(park_latch_t *l, uint32_t count);
 
 /* Checks that nobody waits on *l: 0 or EBUSY (*l unchanged and usable).
- * Never blocks. */
+ * NULL: 0, nothing done. Never blocks. */
 PARK_API int park_latch_destroy(park_latch_t *l);
 
 /* Counts *l down by n: 0, or EINVAL (n is more than the count left;
@@ -222,7 +222,8 @@ PARK_API int park_barrier_init(park_barrier_t *b, uint32_t count, park_barrier_f
 
 /* Checks that nobody waits on *b: 0 or EBUSY (*b unchanged and usable). A
  * thread that has arrived but is not queued yet is not seen: destroy a
- * barrier once every participant has returned. Never blocks. */
+ * barrier once every participant has returned. NULL: 0, nothing done.
+ * Never blocks. */
 PARK_API int park_barrier_destroy(park_barrier_t *b);
 
 /* Arrives at the current phase of *b and waits until it ends: 0, or

@@ -37,10 +37,10 @@ typedef struct park_chan park_chan_t;
  * bytes an item) is allocated and written here. Never blocks. */
 PARK_API int park_chan_create(park_chan_t **ch, size_t capacity);
 
-/* Frees ch: 0, EINVAL (ch is NULL), or EBUSY while a thread or task waits
- * on it (then nothing is freed and ch stays usable). Items still buffered
- * are dropped (the caller owns what they point to). Nobody may use ch
- * afterwards, nor drop an unobserved receive task of it (see
+/* Frees ch: 0, or EBUSY while a thread or task waits on it (then nothing
+ * is freed and ch stays usable). NULL: 0, nothing done. Items still
+ * buffered are dropped (the caller owns what they point to). Nobody may
+ * use ch afterwards, nor drop an unobserved receive task of it (see
  * park_chan_recv_async); PARK_DEBUG builds abort with a message on a
  * second destroy. Never blocks. */
 PARK_API int park_chan_destroy(park_chan_t *ch);

@@ -61,7 +61,8 @@ PARK_API void park__cond_broadcast_slow(park_cond_t *c);
 PARK_API void park_cond_init(park_cond_t *c);
 
 /* Checks that nobody waits on *c: 0, or EBUSY (then *c is unchanged and
- * still usable). After 0 the memory may be freed or reused. Never blocks. */
+ * still usable). After 0 the memory may be freed or reused. NULL: 0,
+ * nothing done. Never blocks. */
 PARK_API int park_cond_destroy(park_cond_t *c);
 
 /* Releases the mutex *m, which the caller holds, waits until a signal or

@@ -73,7 +73,7 @@ PARK_API int park__event_wait_slow(park_event_t *e, park_time_t deadline);
 PARK_API void park_event_init(park_event_t *e, bool manual_reset, bool initially_set);
 
 /* Checks that nobody waits on *e: 0 or EBUSY (*e unchanged and usable).
- * Never blocks. */
+ * NULL: 0, nothing done. Never blocks. */
 PARK_API int park_event_destroy(park_event_t *e);
 
 /* Sets *e. Manual: releases every waiter queued now, and later waits pass

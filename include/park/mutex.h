@@ -69,7 +69,7 @@ PARK_API void park_mutex_init(park_mutex_t *m);
 
 /* Checks that *m is unlocked and nobody waits for it: 0, or EBUSY (then *m
  * is unchanged and still usable). After 0 the memory may be freed or reused.
- * Never blocks. */
+ * NULL: 0, nothing done. Never blocks. */
 PARK_API int park_mutex_destroy(park_mutex_t *m);
 
 /* Locks *m, blocking until it is free. Acquire ordering. Relocking a mutex

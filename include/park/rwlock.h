@@ -175,7 +175,8 @@ PARK_API void park_rwlock_init_read_mostly(park_rwlock_t *rw);
 
 /* Checks that *rw is free and nobody waits for it: 0, or EBUSY (then *rw
  * is unchanged and still usable). After 0 the memory may be freed or
- * reused. Never blocks. Acquire ordering (after every earlier release). */
+ * reused. NULL: 0, nothing done. Never blocks. Acquire ordering (after
+ * every earlier release). */
 PARK_API int park_rwlock_destroy(park_rwlock_t *rw);
 
 /* Private: park_rwlock_read_lock without the lock-order hooks. */

@@ -118,7 +118,7 @@ PARK_API int park_sem_init(park_sem_t *s, uint32_t initial, uint32_t max);
 PARK_API int park_sem_init_fifo(park_sem_t *s, uint32_t initial, uint32_t max);
 
 /* Checks that nobody waits on *s: 0 or EBUSY (*s unchanged and usable).
- * Never blocks. */
+ * NULL: 0, nothing done. Never blocks. */
 PARK_API int park_sem_destroy(park_sem_t *s);
 
 /* Takes a permit if one is free: true (acquire ordering) or false. A

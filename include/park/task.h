@@ -132,11 +132,12 @@ PARK_API park_task_t *park_task_when_any(park_pool_t *pool, park_task_t *const *
 /* Adds a reference to t and returns t. Never blocks. */
 PARK_API park_task_t *park_task_retain(park_task_t *t);
 
-/* Drops a reference; the last one frees t. Releasing the last reference to
- * an acquisition whose outcome nobody has seen (no park_task_done returning
- * true, park_task_result, park_task_wait, park_task_then, combinator, or a
- * cancel that returned EALREADY) cancels it, and what it was granted
- * meanwhile goes back to the primitive. Never blocks.
+/* Drops a reference; the last one frees t; NULL does nothing. Releasing
+ * the last reference to an acquisition whose outcome nobody has seen (no
+ * park_task_done returning true, park_task_result, park_task_wait,
+ * park_task_then, combinator, or a cancel that returned EALREADY) cancels
+ * it, and what it was granted meanwhile goes back to the primitive. Never
+ * blocks.
  *
  * Using a task after its last release is undefined. PARK_DEBUG builds
  * catch it while the task's block waits in the releasing thread's

@@ -122,6 +122,8 @@ park_task_t *park_task_retain(park_task_t *t)
 
 void park_task_release(park_task_t *t)
 {
+    if (!t)
+        return;
     CHECK_LIVE(t, "park_task_release");
     uint32_t v = atomic_load_explicit(&t->refs, memory_order_relaxed);
     if (v == PERMANENT)

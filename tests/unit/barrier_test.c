@@ -355,6 +355,11 @@ TEST(latch_destroy_without_waiters_returns_zero)
     ASSERT_EQ(park_latch_destroy(&l), 0);
 }
 
+TEST(latch_destroy_of_null_returns_zero)
+{
+    ASSERT_EQ(park_latch_destroy(NULL), 0);
+}
+
 TEST(latch_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
 {
     park_latch_t l = PARK_LATCH_INIT(1);
@@ -804,6 +809,11 @@ TEST(barrier_destroy_without_waiters_returns_zero)
     ASSERT_EQ(park_barrier_destroy(&b), 0);
 }
 
+TEST(barrier_destroy_of_null_returns_zero)
+{
+    ASSERT_EQ(park_barrier_destroy(NULL), 0);
+}
+
 TEST(barrier_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
 {
     park_barrier_t b = PARK_BARRIER_INIT(2, NULL, NULL);
@@ -941,6 +951,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(latch_arrive_and_wait_counts_down_then_waits_for_the_rest),
     TEST_ENTRY(latch_arrive_and_wait_beyond_the_count_is_einval_and_does_not_wait),
     TEST_ENTRY(latch_destroy_without_waiters_returns_zero),
+    TEST_ENTRY(latch_destroy_of_null_returns_zero),
     TEST_ENTRY(latch_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(latch_wait_async_on_a_released_latch_is_a_shared_completed_task),
     TEST_ENTRY(latch_wait_async_completes_at_zero_and_never_on_the_counting_thread),
@@ -966,6 +977,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(barrier_arrive_and_drop_that_completes_the_phase_is_serial_and_releases_it),
     TEST_ENTRY(barrier_arrival_beyond_the_phase_count_aborts_with_a_message),
     TEST_ENTRY(barrier_destroy_without_waiters_returns_zero),
+    TEST_ENTRY(barrier_destroy_of_null_returns_zero),
     TEST_ENTRY(barrier_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(barrier_async_arrival_that_completes_the_phase_is_complete_and_serial),
     TEST_ENTRY(

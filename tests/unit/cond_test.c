@@ -68,6 +68,11 @@ TEST(cond_static_initializer_and_zeroed_memory_have_no_waiters)
     ASSERT_EQ(park_cond_destroy(&a), 0);
 }
 
+TEST(cond_destroy_of_null_returns_zero)
+{
+    ASSERT_EQ(park_cond_destroy(NULL), 0);
+}
+
 TEST(cond_signal_with_nobody_waiting_is_not_remembered)
 {
     park_cond_t c = PARK_COND_INIT;
@@ -429,6 +434,7 @@ TEST(cond_broadcast_storm_with_timed_waiters_loses_nobody)
 static const test_case_t tests[] = {
     TEST_ENTRY(cond_size_is_4_bytes),
     TEST_ENTRY(cond_static_initializer_and_zeroed_memory_have_no_waiters),
+    TEST_ENTRY(cond_destroy_of_null_returns_zero),
     TEST_ENTRY(cond_signal_with_nobody_waiting_is_not_remembered),
     TEST_ENTRY(cond_wait_until_past_deadline_times_out_with_the_mutex_held),
     TEST_ENTRY(cond_wait_until_never_returns_before_its_deadline),

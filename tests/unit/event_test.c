@@ -394,6 +394,11 @@ TEST(event_destroy_without_waiters_returns_zero)
     ASSERT_EQ(park_event_destroy(&a), 0);
 }
 
+TEST(event_destroy_of_null_returns_zero)
+{
+    ASSERT_EQ(park_event_destroy(NULL), 0);
+}
+
 TEST(event_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
 {
     park_event_t e = PARK_EVENT_INIT_AUTO(false);
@@ -685,6 +690,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(event_auto_set_after_the_oldest_waiter_timed_out_goes_to_the_next),
     TEST_ENTRY(event_manual_set_after_a_waiter_timed_out_releases_the_others),
     TEST_ENTRY(event_destroy_without_waiters_returns_zero),
+    TEST_ENTRY(event_destroy_of_null_returns_zero),
     TEST_ENTRY(event_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(event_wait_async_on_a_set_event_is_a_shared_completed_task),
     TEST_ENTRY(event_wait_async_completes_when_set_and_never_on_the_setting_thread),

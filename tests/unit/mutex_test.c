@@ -240,6 +240,11 @@ TEST(mutex_destroy_of_a_free_mutex_returns_zero)
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
 
+TEST(mutex_destroy_of_null_returns_zero)
+{
+    ASSERT_EQ(park_mutex_destroy(NULL), 0);
+}
+
 TEST(mutex_destroy_of_a_held_mutex_is_ebusy_and_keeps_it_usable)
 {
     park_mutex_t m = PARK_MUTEX_INIT;
@@ -587,6 +592,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(mutex_lock_until_forever_takes_a_free_mutex),
     TEST_ENTRY(mutex_lock_until_forever_waits_for_unlock),
     TEST_ENTRY(mutex_destroy_of_a_free_mutex_returns_zero),
+    TEST_ENTRY(mutex_destroy_of_null_returns_zero),
     TEST_ENTRY(mutex_destroy_of_a_held_mutex_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(mutex_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(mutex_may_be_unlocked_by_another_thread),

@@ -334,6 +334,11 @@ TEST(rwlock_destroy_of_a_free_lock_returns_zero)
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
 
+TEST(rwlock_destroy_of_null_returns_zero)
+{
+    ASSERT_EQ(park_rwlock_destroy(NULL), 0);
+}
+
 TEST(rwlock_destroy_of_a_held_lock_is_ebusy_and_keeps_it_usable)
 {
     park_rwlock_t rw = PARK_RWLOCK_INIT;
@@ -1078,6 +1083,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(rwlock_lock_until_takes_the_lock_released_before_the_deadline),
     TEST_ENTRY(rwlock_lock_until_forever_waits_for_the_release),
     TEST_ENTRY(rwlock_destroy_of_a_free_lock_returns_zero),
+    TEST_ENTRY(rwlock_destroy_of_null_returns_zero),
     TEST_ENTRY(rwlock_destroy_of_a_held_lock_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(rwlock_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(rwlock_holds_may_be_released_by_another_thread),

@@ -471,6 +471,11 @@ TEST(sem_destroy_without_waiters_returns_zero)
     ASSERT_EQ(park_sem_destroy(&t), 0);
 }
 
+TEST(sem_destroy_of_null_returns_zero)
+{
+    ASSERT_EQ(park_sem_destroy(NULL), 0);
+}
+
 TEST(sem_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
 {
     park_sem_t s = PARK_SEM_INIT(0, 2);
@@ -1142,6 +1147,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_fifo_try_acquire_fails_while_waiters_are_queued),
     TEST_ENTRY(sem_fifo_acquire_until_does_not_take_a_permit_handed_to_a_waiter),
     TEST_ENTRY(sem_destroy_without_waiters_returns_zero),
+    TEST_ENTRY(sem_destroy_of_null_returns_zero),
     TEST_ENTRY(sem_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
     TEST_ENTRY(sem_count_reports_free_permits),
     TEST_ENTRY(sem_fifo_count_is_zero_while_waiters_are_queued),

@@ -156,6 +156,11 @@ TEST(task_new_is_pending)
     park_task_release(t);
 }
 
+TEST(task_release_of_null_does_nothing)
+{
+    park_task_release(NULL);
+}
+
 TEST(task_complete_sets_the_error_and_result)
 {
     int token;
@@ -1979,6 +1984,7 @@ TEST(task_then_after_release_aborts_with_a_message_naming_park_task_then)
 
 static const test_case_t tests[] = {
     TEST_ENTRY(task_new_is_pending),
+    TEST_ENTRY(task_release_of_null_does_nothing),
     TEST_ENTRY(task_continuation_queued_by_a_worker_runs_next_on_that_worker),
     TEST_ENTRY(task_continuation_chain_on_a_worker_does_not_starve_its_queue),
     TEST_ENTRY(task_continuation_chain_on_a_worker_does_not_starve_outside_submissions),
