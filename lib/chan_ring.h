@@ -2,9 +2,9 @@
  * lib/chan_ring.c: the cells and their sequences, the lock-free receive,
  * and the reservations the bucket locks' owners make. Static inline: the
  * try and blocking operations, the validates and the kicks in lib/chan.c
- * each inline the steps they take (docs/design/chan.md, Tuning: as calls,
- * the cell write and read made an item 1.7 times slower). The lock-free
- * send, park__chan_ring_push, which lib/chan_async.c calls too, is
+ * each inline the steps they take: as calls, the cell write and read made
+ * every item slower (docs/design/chan.md, Tuning). The lock-free send,
+ * park__chan_ring_push, which lib/chan_async.c calls too, is
  * lib/chan_ring.c's. The state words and their transitions: lib/chan.c.
  *
  * The ring (Vyukov's bounded MPMC queue): position p lives in cell p % cap,
