@@ -1,42 +1,43 @@
 /* lib/event.c: park_event, a manual-reset or auto-reset event.
  * Design notes: docs/design/event.md; protocol model: tests/model/event.pml.
  *
- * State word (park_event_t.state_), bits named in park/event.h: S (SET)
- * the event is set (auto: and not consumed); W (WAITERS) waiters are
- * queued in lib/wait under the event's address; M (MANUAL) manual reset,
- * fixed at initialisation and left out of the table.
+ * State word (park_event_t.state_), bits named in park/event.h: SET the
+ * event is set (auto: and not consumed); WAITERS waiters are queued in
+ * lib/wait under the event's address; MANUAL manual reset, fixed at
+ * initialisation and left out of the table.
  *
- *   0   not set, nobody queued
- *   S   set
- *   W   not set, waiters queued
+ *   0         not set, nobody queued
+ *   SET       set
+ *   WAITERS   not set, waiters queued
  *
- * S and W are never both there: validate refuses to queue while S is set,
- * and a set that finds W grants instead of storing S.
+ * SET and WAITERS are never both there: validate refuses to queue while SET
+ * is set, and a set that finds WAITERS grants instead of storing SET.
  *
  * Transitions:
- *   set                0|S -> S        CAS (inline; S -> S too: a release)
- *   set, manual, W     W -> S          exchange, bucket locked: every queued
- *                                      waiter granted (one batch wake)
- *   set, auto, W       W -> W or 0     exchange, bucket locked: the oldest
- *                                      waiter granted (W stays if others
- *                                      remain); S is not stored
- *   set, W gone        x -> S          exchange, bucket locked: the last
- *                                      waiter left before the lock
- *   consume (auto)     S -> 0          CAS (inline try_wait)
- *   reset              S -> 0          fetch_and (inline)
- *   queue (validate)   0|W -> W        CAS, bucket locked; refused on S
- *   last waiter leaves W -> 0          fetch_and, bucket locked (timeout,
- *                                      cancel)
+ *   set                   0|SET -> SET           CAS (inline; SET -> SET too: a release)
+ *   set, manual, WAITERS  WAITERS -> SET         exchange, bucket locked: every queued
+ *                                                waiter granted (one batch wake)
+ *   set, auto, WAITERS    WAITERS -> WAITERS     exchange, bucket locked: the oldest
+ *                         or 0                   waiter granted (WAITERS stays if others
+ *                                                remain); SET is not stored
+ *   set, WAITERS gone     x -> SET               exchange, bucket locked: the last
+ *                                                waiter left before the lock
+ *   consume (auto)        SET -> 0               CAS (inline try_wait)
+ *   reset                 SET -> 0               fetch_and (inline)
+ *   queue (validate)      0|WAITERS -> WAITERS   CAS, bucket locked; refused on SET
+ *   last waiter leaves    WAITERS -> 0           fetch_and, bucket locked (timeout,
+ *                                                cancel)
  *
- * W changes only under the bucket lock, and while it is set nothing but a
- * bucket-lock holder changes the word (the lock-free set and consume need
- * W clear or S set; a reset finds S clear and writes nothing), so a set
- * that finds W decides under the lock and stores the whole word. A waiter
- * learns that it passed from its grant, never from the word: a manual set
- * reset at once has still released every waiter it found. A timed-out or
- * cancelled waiter either was granted first (the wait succeeds: an auto
- * set is consumed by it) or leaves ungranted, and the set that did not
- * find it goes to the next waiter or stays in the word (rule 5). */
+ * WAITERS changes only under the bucket lock, and while it is set nothing
+ * but a bucket-lock holder changes the word (the lock-free set and consume
+ * need WAITERS clear or SET set; a reset finds SET clear and writes
+ * nothing), so a set that finds WAITERS decides under the lock and stores
+ * the whole word. A waiter learns that it passed from its grant, never
+ * from the word: a manual set reset at once has still released every
+ * waiter it found. A timed-out or cancelled waiter either was granted first
+ * (the wait succeeds: an auto set is consumed by it) or leaves ungranted,
+ * and the set that did not find it goes to the next waiter or stays in the
+ * word (rule 5). */
 #include <errno.h>
 
 #include <park/event.h>
@@ -52,7 +53,7 @@
 
 static bool manual(const park_event_t *e)
 {
-    /* relaxed: M never changes after initialisation. */
+    /* relaxed: MANUAL never changes after initialisation. */
     return __atomic_load_n(&e->state_, __ATOMIC_RELAXED) & MANUAL;
 }
 
@@ -71,7 +72,7 @@ int park_event_destroy(park_event_t *e)
     /* acquire: pairs with the release of the last set. */
     if (!(__atomic_load_n(&e->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;
-    /* In a forked child W may outlive the waiters left behind. */
+    /* In a forked child WAITERS may outlive the waiters left behind. */
     return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(e) ? 0 : EBUSY;
 }
 
@@ -85,7 +86,7 @@ struct wait_ctx {
 static bool wait_validate(void *ctx)
 {
     park_event_t *e = ((struct wait_ctx *)ctx)->e;
-    /* relaxed: only prepares the CAS; a waiter that finds S passes
+    /* relaxed: only prepares the CAS; a waiter that finds SET passes
      * through park_event_try_wait's acquire. */
     uint32_t v = __atomic_load_n(&e->state_, __ATOMIC_RELAXED);
     for (;;) {
@@ -93,7 +94,7 @@ static bool wait_validate(void *ctx)
             return false; /* set meanwhile: pass (or consume) it instead */
         if (v & WAITERS)
             return true;
-        /* 0 -> W; relaxed: the bucket lock orders it against a set's
+        /* 0 -> WAITERS; relaxed: the bucket lock orders it against a set's
          * locked path, and the lock-free set's CAS fails on it. */
         if (__atomic_compare_exchange_n(&e->state_, &v, v | WAITERS, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
@@ -104,7 +105,7 @@ static bool wait_validate(void *ctx)
 static void wait_removed(void *ctx, bool more)
 {
     park_event_t *e = ((struct wait_ctx *)ctx)->e;
-    if (!more) /* W -> 0; relaxed: only W changes, under the bucket lock */
+    if (!more) /* WAITERS -> 0; relaxed: only WAITERS changes, under the bucket lock */
         __atomic_fetch_and(&e->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
@@ -156,17 +157,16 @@ static void set_finish(void *ctx, bool more)
 {
     struct set_ctx *c = ctx;
     uint32_t m = c->manual ? MANUAL : 0u;
-    /* Manual: W -> S (every waiter granted, or none was left). Auto: W ->
-     * W or 0 (the oldest granted: the set is consumed), or x -> S (none
-     * was left). Nothing else writes the word while W is set (see the
-     * top), and with W gone a racing set stores S too and a racing
-     * consume of that S comes before ours: storing the whole word keeps
-     * every set. An exchange rather than a store, so that the release
-     * sequences of earlier sets go on through it: a consume that reads
-     * this S acquires what they published too. release: pairs with the
-     * acquire in park_event_try_wait; granted waiters are ordered by the
-     * bucket lock and the release of their `woken`. The setter's last
-     * access to the event. */
+    /* Manual: WAITERS -> SET (every waiter granted, or none was left). Auto:
+     * WAITERS -> WAITERS or 0 (the oldest granted: the set is consumed), or
+     * x -> SET (none was left). Nothing else writes the word while WAITERS is
+     * set (see the top), and with WAITERS gone a racing set stores SET too and
+     * a racing consume of that SET comes before ours: storing the whole word
+     * keeps every set. An exchange rather than a store, so that the release
+     * sequences of earlier sets go on through it: a consume that reads this
+     * SET acquires what they published too. release: pairs with the acquire in
+     * park_event_try_wait; granted waiters are ordered by the bucket lock and
+     * the release of their `woken`. The setter's last access to the event. */
     uint32_t next = c->manual || !c->granted ? m | SET : m | (more ? WAITERS : 0u);
     (void)__atomic_exchange_n(&c->e->state_, next, __ATOMIC_RELEASE);
 }

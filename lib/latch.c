@@ -2,29 +2,28 @@
  * Design notes: docs/design/barrier.md; protocol model:
  * tests/model/barrier.pml (-DLATCH).
  *
- * State word (park_latch_t.state_): C (COUNT, low 31 bits) the count still
- * to go; W (WAITERS, bit 31) waiters are queued in lib/wait under the
- * latch's address.
+ * State word (park_latch_t.state_): COUNT (low 31 bits) the count still
+ * to go, c below; WAITERS (bit 31) waiters are queued in lib/wait under
+ * the latch's address.
  *
- *   c     counting, nobody queued (0: released, final)
- *   c|W   counting, waiters queued (c > 0)
+ *   c           counting, nobody queued (0: released, final)
+ *   c|WAITERS   counting, waiters queued (c > 0)
  *
  * Transitions:
- *   count_down n       c -> c-n (n <= c)     CAS (inline), to 0 included
- *   queue (validate)   c -> c|W (c > 0)      CAS, bucket locked; refused
- *                                            on 0
- *   count_down n, W    c|W -> (c-n)|W        store, bucket locked
- *                      n|W -> 0              store, bucket locked: every
- *                                            waiter granted (one batch wake)
- *   last waiter leaves c|W -> c              fetch_and, bucket locked
- *                                            (timeout, cancel)
+ *   count_down n         c -> c-n (n <= c)            CAS (inline), to 0 included
+ *   queue (validate)     c -> c|WAITERS (c > 0)       CAS, bucket locked; refused on 0
+ *   count_down n,        c|WAITERS -> (c-n)|WAITERS   store, bucket locked
+ *     WAITERS set        n|WAITERS -> 0               store, bucket locked: every waiter
+ *                                                     granted (one batch wake)
+ *   last waiter leaves   c|WAITERS -> c               fetch_and, bucket locked (timeout,
+ *                                                     cancel)
  *
- * While W is set the count changes only under the bucket lock (the
- * inline count_down needs W clear), so a count_down that finds W decides
- * there, and the one that reaches zero grants every waiter and stores 0
- * in the same critical section: W => C > 0, and the store of 0 is the
- * releaser's last access to the latch (rule 9). A waiter learns the
- * release from its grant. */
+ * While WAITERS is set the count changes only under the bucket lock (the
+ * inline count_down needs WAITERS clear), so a count_down that finds
+ * WAITERS decides there, and the one that reaches zero grants every waiter
+ * and stores 0 in the same critical section: WAITERS => COUNT > 0, and the
+ * store of 0 is the releaser's last access to the latch (rule 9). A
+ * waiter learns the release from its grant. */
 #include <errno.h>
 
 #include <park/barrier.h>
@@ -54,7 +53,7 @@ int park_latch_destroy(park_latch_t *l)
     /* acquire: pairs with the release of the last count_down. */
     if (!(__atomic_load_n(&l->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;
-    /* In a forked child W may outlive the waiters left behind. */
+    /* In a forked child WAITERS may outlive the waiters left behind. */
     return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(l) ? 0 : EBUSY;
 }
 
@@ -82,7 +81,7 @@ static bool wait_validate(void *ctx)
             return false; /* released meanwhile: pass */
         if (v & WAITERS)
             return true;
-        /* c -> c|W; relaxed: the bucket lock orders it against a locked
+        /* c -> c|WAITERS; relaxed: the bucket lock orders it against a locked
          * count_down, and the inline count_down's CAS fails on it. */
         if (__atomic_compare_exchange_n(&l->state_, &v, v | WAITERS, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
@@ -93,7 +92,7 @@ static bool wait_validate(void *ctx)
 static void wait_removed(void *ctx, bool more)
 {
     park_latch_t *l = ((struct wait_ctx *)ctx)->l;
-    if (!more) /* c|W -> c; relaxed: W changes only under the bucket lock */
+    if (!more) /* c|WAITERS -> c; relaxed: WAITERS changes only under the bucket lock */
         __atomic_fetch_and(&l->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
@@ -133,14 +132,14 @@ struct down_ctx {
     int result;
 };
 
-/* Bucket locked, a waiter queued (so W is set and nobody else changes the
- * word): what this count_down does. */
+/* Bucket locked, a waiter queued (so WAITERS is set and nobody else changes
+ * the word): what this count_down does. */
 static void down_decide(struct down_ctx *d)
 {
     d->decided = true;
-    /* acquire: pairs with the release of the inline count_downs made
-     * before W was set, so that a waiter granted here (ordered after us by
-     * the bucket lock) sees them. */
+    /* acquire: pairs with the release of the inline count_downs made before
+     * WAITERS was set, so that a waiter granted here (ordered after us by the
+     * bucket lock) sees them. */
     uint32_t v = __atomic_load_n(&d->l->state_, __ATOMIC_ACQUIRE);
     uint32_t c = v & COUNT;
     if (d->n > c) {
@@ -169,17 +168,17 @@ static void down_finish(void *ctx, bool more)
     (void)more; /* decided: every waiter granted (release) or none */
     park_latch_t *l = d->l;
     if (d->decided) {
-        /* c|W -> (c-n)|W, or n|W -> 0 with every waiter granted. release:
-         * pairs with the acquire in park_latch_try_wait; granted waiters
-         * are ordered by the bucket lock and the release of their `woken`.
-         * The count_down's last access to the latch. */
+        /* c|WAITERS -> (c-n)|WAITERS, or n|WAITERS -> 0 with every waiter
+         * granted. release: pairs with the acquire in park_latch_try_wait;
+         * granted waiters are ordered by the bucket lock and the release of
+         * their `woken`. The count_down's last access to the latch. */
         if (d->result == 0)
             __atomic_store_n(&l->state_, d->next, __ATOMIC_RELEASE);
         return;
     }
     /* Nobody is queued: the waiters left (timeouts) before the lock, or a
-     * W stayed behind in a forked child. Count down as the inline path
-     * does, clearing W: inline count_downs may race this now. relaxed:
+     * WAITERS stayed behind in a forked child. Count down as the inline path
+     * does, clearing WAITERS: inline count_downs may race this now. relaxed:
      * only prepares the CAS. */
     uint32_t v = __atomic_load_n(&l->state_, __ATOMIC_RELAXED);
     do {

@@ -12,31 +12,32 @@
  *   RUNNING  an initialiser runs (or a factory's task is pending)
  *   WAITERS  callers are queued in lib/wait under the word's address
  *
- *   state      meaning
- *   0          idle: never run, or the last run failed (zeroed memory and
- *              the static initialisers)
- *   R          running, nobody queued
- *   R|W        running, callers queued behind the run
- *   D          done (READY): the value is published
+ *   state             meaning
+ *   0                 idle: never run, or the last run failed (zeroed
+ *                     memory and the static initialisers)
+ *   RUNNING           running, nobody queued
+ *   RUNNING|WAITERS   running, callers queued behind the run
+ *   READY             done: the value is published
  *
  * Transitions:
- *   start              0 -> R        CAS; the caller becomes the runner
- *   queue (validate)   R -> R|W      CAS, bucket locked
- *   succeed            R -> D        CAS (nobody queued)
- *   fail               R -> 0        CAS (nobody queued)
- *   succeed, queued    R|W -> D      store, bucket locked: every queued
- *                                    caller granted 0
- *   fail, queued       R|W -> 0      store, bucket locked: every queued
- *                                    caller granted the run's error
- *   last caller leaves R|W -> R      fetch_and, bucket locked (timeout)
+ *   start              0 -> RUNNING                CAS; the caller becomes the runner
+ *   queue (validate)   RUNNING -> RUNNING|WAITERS  CAS, bucket locked
+ *   succeed            RUNNING -> READY            CAS (nobody queued)
+ *   fail               RUNNING -> 0                CAS (nobody queued)
+ *   succeed, queued    RUNNING|WAITERS -> READY    store, bucket locked: every queued
+ *                                                  caller granted 0
+ *   fail, queued       RUNNING|WAITERS -> 0        store, bucket locked: every queued
+ *                                                  caller granted the run's error
+ *   last caller leaves RUNNING|WAITERS -> RUNNING  fetch_and, bucket locked (timeout)
  *
- * Only the runner moves the word out of R or R|W, and while W is set only
- * bucket-lock holders change it, so a run that ends with callers queued
- * grants them its result and stores the new state under the bucket lock;
- * they are woken after it is unlocked (rule 4). A queued caller learns the
- * outcome from its own grant, never from the word, so a new run started
- * right after a failure is never mistaken for the failed one. The runner's
- * last access to the object is the store that ends the run (rule 9). */
+ * Only the runner moves the word out of RUNNING or RUNNING|WAITERS, and
+ * while WAITERS is set only bucket-lock holders change it, so a run that
+ * ends with callers queued grants them its result and stores the new state
+ * under the bucket lock; they are woken after it is unlocked (rule 4). A
+ * queued caller learns the outcome from its own grant, never from the
+ * word, so a new run started right after a failure is never mistaken for
+ * the failed one. The runner's last access to the object is the store that
+ * ends the run (rule 9). */
 #include <errno.h>
 #include <pthread.h>
 
@@ -59,13 +60,14 @@
  * that is not there, and its callers would wait for it forever. So in a
  * child a run's word carries, above the state bits, the fork generation
  * (park__fork_gen) it started in; a blocking caller that finds a run of an
- * earlier generation starts it afresh (R|x -> R'|x, keeping W for callers
- * queued since), as glibc's pthread_once does. The forking thread's own
- * runs go on in the child: its child handler re-stamps them. In a process
- * that never forked the stamp is 0 and the words are those above. */
+ * earlier generation starts it afresh (RUNNING|x -> RUNNING'|x, keeping
+ * WAITERS for callers queued since), as glibc's pthread_once does. The
+ * forking thread's own runs go on in the child: its child handler
+ * re-stamps them. In a process that never forked the stamp is 0 and the
+ * words are those above. */
 #define STAMP_SHIFT 3
 
-/* The word of a run started now: R, stamped in a child. */
+/* The word of a run started now: RUNNING, stamped in a child. */
 static uint32_t running(void)
 {
     return PARK__UNLIKELY(park__forked) ? RUNNING | park__fork_gen << STAMP_SHIFT : RUNNING;
@@ -155,11 +157,11 @@ static void store_end(void *ctx, bool more)
 #else
     (void)more;
 #endif
-    /* R|W -> D (succeed, queued) or R|W -> 0 (fail, queued). release:
-     * pairs with the acquire load of READY in every get, or with the
-     * acquire CAS of the next start; the granted callers are ordered by
-     * the bucket unlock and the release of their `woken`. The runner's
-     * last access to the object. */
+    /* RUNNING|WAITERS -> READY (succeed, queued) or RUNNING|WAITERS -> 0
+     * (fail, queued). release: pairs with the acquire load of READY in every
+     * get, or with the acquire CAS of the next start; the granted callers are
+     * ordered by the bucket unlock and the release of their `woken`. The
+     * runner's last access to the object. */
     __atomic_store_n(e->state, e->to, __ATOMIC_RELEASE);
 }
 
@@ -169,16 +171,16 @@ static void end_run(uint32_t *state, int err)
 {
     uint32_t to = err == 0 ? READY : IDLE;
     uint32_t s = running();
-    /* R -> D (succeed) or R -> 0 (fail); release: pairs with the acquire
-     * load of READY in every get, or with the acquire CAS of the next
-     * start. Fails only when W is set. */
+    /* RUNNING -> READY (succeed) or RUNNING -> 0 (fail); release: pairs with
+     * the acquire load of READY in every get, or with the acquire CAS of the
+     * next start. Fails only when WAITERS is set. */
     if (__atomic_compare_exchange_n(state, &s, to, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
         return;
     struct end_ctx e = {.state = state, .to = to, .err = err};
     park__unpark(state, grant_result, store_end, &e);
 }
 
-/* Runs the initialiser on this thread; the caller made 0 -> R. */
+/* Runs the initialiser on this thread; the caller made 0 -> RUNNING. */
 static int run(uint32_t *state, int (*call)(void *ctx), void *ctx)
 {
     struct run_frame f = {.state = state, .outer = runs_on_this_thread};
@@ -198,9 +200,9 @@ static bool queue_validate(void *ctx)
     while (s & RUNNING) {
         if (s & WAITERS)
             return true;
-        /* R -> R|W; relaxed: the bucket lock orders it against the end of
-         * the run under the lock; the runner's lock-free end (a CAS from
-         * R) fails on it. */
+        /* RUNNING -> RUNNING|WAITERS; relaxed: the bucket lock orders it
+         * against the end of the run under the lock; the runner's lock-free
+         * end (a CAS from RUNNING) fails on it. */
         if (__atomic_compare_exchange_n(state, &s, s | WAITERS, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
             return true;
@@ -211,7 +213,9 @@ static bool queue_validate(void *ctx)
 static void queue_removed(void *ctx, bool more)
 {
     uint32_t *state = ((struct queue_ctx *)ctx)->state;
-    if (!more) /* R|W -> R; relaxed: only W changes, under the bucket lock */
+    /* RUNNING|WAITERS -> RUNNING; relaxed: only WAITERS changes, under the
+     * bucket lock. */
+    if (!more)
         __atomic_fetch_and(state, ~WAITERS, __ATOMIC_RELAXED);
 }
 
@@ -225,10 +229,10 @@ static const park__wait_ops_t queue_ops = {
  * every waiter and written only when it changes. */
 _Atomic uint8_t park__lazy_yields = PARK__ADAPT_MIN;
 
-/* The caller found a run in progress (R or R|W). Queues behind the
- * run at once. true: *result is the run's result, EDEADLK or ETIMEDOUT;
- * false: the run ended before the caller was queued, look at the word
- * again. */
+/* The caller found a run in progress (RUNNING or RUNNING|WAITERS). Queues
+ * behind the run at once. true: *result is the run's result, EDEADLK or
+ * ETIMEDOUT; false: the run ended before the caller was queued, look at the
+ * word again. */
 static bool wait_for_run(uint32_t *state, park_time_t deadline, int *result)
 {
     if (running_here(state)) {
@@ -280,7 +284,7 @@ static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx),
         if (s & READY)
             return 0;
         if (s == IDLE) {
-            /* start: 0 -> R; acquire: pairs with the release of the
+            /* start: 0 -> RUNNING; acquire: pairs with the release of the
              * previous run's rollback, so that runs never overlap. */
             if (__atomic_compare_exchange_n(state, &s, running(), false, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED))
@@ -288,7 +292,8 @@ static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx),
             continue;
         }
         if (stale_run(s)) {
-            /* restart (a forked child): R|x -> R'|x; acquire: as start. */
+            /* restart (a forked child): RUNNING|x -> RUNNING'|x; acquire: as
+             * start. */
             if (__atomic_compare_exchange_n(state, &s, (s & WAITERS) | running(), false,
                                             __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
                 return run(state, call, ctx);
@@ -337,7 +342,7 @@ void park_lazy_init(park_lazy_t *l, park_lazy_fn fn, void *arg)
  *
  * park_lazy_init_async keeps the factory in fn_ (as another function type)
  * and its pool in pool_ (non-NULL marks the lazy asynchronous). The
- * caller that makes 0 -> R queues an acquisition of its own behind the
+ * caller that makes 0 -> RUNNING queues an acquisition of its own behind the
  * run first, then calls the factory; a continuation of the run's task ends
  * the run (end_run). Only the starter can end the run before that
  * continuation is registered, so the starter is always a caller of its own
@@ -404,20 +409,21 @@ static park_task_t *acq_new(park_lazy_t *l, park_pool_t *pool)
     return t;
 }
 
-/* Starts a run of l's factory if l is idle (0 -> R), with t, the caller's
- * fresh acquisition, queued behind it before the factory is called: t
+/* Starts a run of l's factory if l is idle (0 -> RUNNING), with t, the
+ * caller's fresh acquisition, queued behind it before the factory is called: t
  * completes with the run's outcome, also when the run cannot start (the
- * factory returned NULL: ENOMEM; its continuation could not be queued:
- * EPIPE from a pool shutting down, or ENOMEM). false: l was not idle, t
- * is untouched. */
+ * factory returned NULL: ENOMEM; its continuation could not be queued: EPIPE
+ * from a pool shutting down, or ENOMEM). false: l was not idle, t is
+ * untouched. */
 static bool start_run(park_lazy_t *l, park_task_t *t)
 {
     uint32_t s = IDLE;
-    /* start: 0 -> R; acquire: as in obtain. */
+    /* start: 0 -> RUNNING; acquire: as in obtain. */
     if (!__atomic_compare_exchange_n(&l->state_, &s, running(), false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
         return false;
-    /* R -> R|W: validate cannot refuse, only this thread ends the run. */
+    /* RUNNING -> RUNNING|WAITERS: validate cannot refuse, only this thread
+     * ends the run. */
     if (park__acq_enqueue(t, 0) != PARK__WAIT_QUEUED)
         park__misuse("start_run", l, "the starter of a run could not queue behind it");
     park_pool_t *pool = l->pool_;
@@ -488,7 +494,7 @@ park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
                 return park__task_completed(0, l->value_);
             t = NULL;
             struct lazy_run r = {.l = l};
-            /* start: 0 -> R; acquire: as in obtain. */
+            /* start: 0 -> RUNNING; acquire: as in obtain. */
             if (!__atomic_compare_exchange_n(&l->state_, &s, running(), false, __ATOMIC_ACQUIRE,
                                              __ATOMIC_RELAXED))
                 continue;

@@ -2,71 +2,81 @@
  * (more only beside a late one) and bounded unfairness. Design notes: docs/design/mutex.md.
  *
  * State word (park_mutex_t.state_), bits named in park/mutex.h:
- *   L  LOCKED       held
- *   P  PARKED       waiters are queued in lib/wait under the address
- *   S  SLOW_UNLOCK  the holder took it from a word other than 0, or was
- *                   handed it: its unlock takes the slow path. Only with L.
- *   W  WOKEN        a waiter was woken to retry and has not yet taken the
- *                   lock or queued again (the designated waker): unlocks
- *                   wake nobody meanwhile, unless it is late (below)
- *   c  CREDITS      0-255: the mutex was contended recently; refilled when
- *                   a waiter queues or is woken, or a locker finds it held
- *                   with fewer than half left; one spent per unlock that
- *                   finds nobody queued. While c > 0 every holder carries S,
- *                   so a waiter never needs the store unlock's fence.
+ *   LOCKED       held
+ *   PARKED       waiters are queued in lib/wait under the address
+ *   SLOW_UNLOCK  the holder took it from a word other than 0, or was
+ *                handed it: its unlock takes the slow path. Only with LOCKED.
+ *   WOKEN        a waiter was woken to retry and has not yet taken the
+ *                lock or queued again (the designated waker): unlocks
+ *                wake nobody meanwhile, unless it is late (below)
+ *   CREDITS      c, 0-255: the mutex was contended recently; refilled when
+ *                a waiter queues or is woken, or a locker finds it held
+ *                with fewer than half left; one spent per unlock that
+ *                finds nobody queued. While c > 0 every holder carries
+ *                SLOW_UNLOCK, so a waiter never needs the store unlock's
+ *                fence.
  *
- *   state      meaning
- *   0          free, not contended lately (but see the store unlock)
- *   L          held, taken uncontended: unlock may be a plain store
- *   L|S|..     held, taken from a contended word or handed over
- *   ..|P..     waiters queued (set only while held)
- *   ..|W..     a woken waiter is on its way
- *   c          free, contended lately
+ *   state                    meaning
+ *   0                        free, not contended lately (but see the store unlock)
+ *   LOCKED                   held, taken uncontended: unlock may be a plain store
+ *   LOCKED|SLOW_UNLOCK|..    held, taken from a contended word or handed over
+ *   ..|PARKED|..             waiters queued (set only while held)
+ *   ..|WOKEN|..              a woken waiter is on its way
+ *   c                        free, contended lately
  *
  * Invariant (outside bucket-locked sections and the store unlock's race):
- * P without L implies W: while waiters are queued, the mutex is held or a
- * woken waiter is on its way to it, so nobody sleeps on a free mutex.
+ * PARKED without LOCKED implies WOKEN: while waiters are queued, the mutex
+ * is held or a woken waiter is on its way to it, so nobody sleeps on a
+ * free mutex.
  *
- * Transitions (those that keep other bits say so):
- *   lock, try_lock     0 -> L, x -> x|L|S   CAS (fast path: 0 -> L); the
- *                                           woken waiter also clears W
- *   unlock             L -> 0               load + store (or CAS)
- *   unlock, no P       L|S|x -> x, c-1      CAS, lock-free; then reads the
- *                                           hint, as the store unlock
- *   unlock, W          L|S|P|W|c -> P|W|c   CAS, lock-free: wakes nobody
- *   unlock, P, no W    L|..|P -> P|W|255    store, bucket locked: the oldest
- *                                           waiter is woken to retry
- *   unlock, W late     L|S|P|W|c -> P|W|255 the same, although W is set: the
- *                                           woken waiter was woken 200 us
- *                                           ago or more and this thread's
- *                                           unlocks are slow (pace_slow);
- *                                           or L|S|255[|P] (handed over),
- *                                           or c (queue found empty): W
- *                                           lost, which costs only wake-ups
- *   unlock, W, fair    L|S|P|W|c -> L|S|255[|P] store, bucket locked: no
- *                                           fair hand-off for 1 ms in the
- *                                           bucket (sampled), the oldest
- *                                           waiter owed one; if it is not,
- *                                           -> P|W|c, nobody woken
- *                      L|..|P -> L|S|255[|P] store, bucket locked: handed
- *                                           to the oldest waiter
- *                                           (park__wait_owed)
- *   park (validate)    L|x -> L|x|P|255     CAS, bucket locked; the woken
- *                                           waiter queuing again clears W
- *   contended locker   L|x -> L|x|255       CAS, when c < 128
- *   last waiter leaves x|P -> x             fetch_and, bucket locked
- *   woken waiter gives up (timeout)         bucket locked: held: clears W;
- *                                           free: wakes the next waiter
+ * Transitions (those that keep other bits say so): the change of the
+ * word, then how it is made:
+ *   lock, try_lock       0 -> LOCKED, x -> x|LOCKED|SLOW_UNLOCK
+ *                        CAS (fast path: 0 -> LOCKED); the woken waiter also
+ *                        clears WOKEN
+ *   unlock               LOCKED -> 0
+ *                        load + store (or CAS)
+ *   unlock, no PARKED    LOCKED|SLOW_UNLOCK|x -> x, c-1
+ *                        CAS, lock-free; then reads the hint, as the store
+ *                        unlock
+ *   unlock, WOKEN        LOCKED|SLOW_UNLOCK|PARKED|WOKEN|c -> PARKED|WOKEN|c
+ *                        CAS, lock-free: wakes nobody
+ *   unlock, PARKED,      LOCKED|..|PARKED -> PARKED|WOKEN|255
+ *     no WOKEN           store, bucket locked: the oldest waiter is woken to
+ *                        retry
+ *   unlock, WOKEN late   LOCKED|SLOW_UNLOCK|PARKED|WOKEN|c -> PARKED|WOKEN|255
+ *                        the same, although WOKEN is set: the woken waiter
+ *                        was woken 200 us ago or more and this thread's
+ *                        unlocks are slow (pace_slow); or
+ *                        LOCKED|SLOW_UNLOCK|255[|PARKED] (handed over), or c
+ *                        (queue found empty): WOKEN lost, which costs only
+ *                        wake-ups
+ *   unlock, WOKEN, fair  LOCKED|SLOW_UNLOCK|PARKED|WOKEN|c -> LOCKED|SLOW_UNLOCK|255[|PARKED]
+ *                        store, bucket locked: no fair hand-off for 1 ms in
+ *                        the bucket (sampled), the oldest waiter owed one; if
+ *                        it is not, -> PARKED|WOKEN|c, nobody woken
+ *                        LOCKED|..|PARKED -> LOCKED|SLOW_UNLOCK|255[|PARKED]
+ *                        store, bucket locked: handed to the oldest waiter
+ *                        (park__wait_owed)
+ *   park (validate)      LOCKED|x -> LOCKED|x|PARKED|255
+ *                        CAS, bucket locked; the woken waiter queuing again
+ *                        clears WOKEN
+ *   contended locker     LOCKED|x -> LOCKED|x|255
+ *                        CAS, when c < 128
+ *   last waiter leaves   x|PARKED -> x
+ *                        fetch_and, bucket locked
+ *   woken waiter gives   bucket locked: held: clears WOKEN; free: wakes the
+ *     up (timeout)       next waiter
  *
- * A bucket-locked unlock (P set) is the only writer of the word but for
- * credits: lockers need L clear, unlocks are the holder's, and validate,
- * removal and the woken waiter's giving up hold the bucket lock (a late
- * woken waiter in flight takes the lock only once L is clear). So it
- * decides and stores under the bucket lock, and that store is its last
- * access to the mutex (rule 9); the lock-free unlocks' CAS is their last
- * access too. The store unlock may erase a P set meanwhile; the hint read
- * after it and the waiter's membarrier repair that (tests/model/mutex.pml
- * checks the protocol). */
+ * A bucket-locked unlock (PARKED set) is the only writer of the word but
+ * for credits: lockers need LOCKED clear, unlocks are the holder's, and
+ * validate, removal and the woken waiter's giving up hold the bucket lock
+ * (a late woken waiter in flight takes the lock only once LOCKED is
+ * clear). So it decides and stores under the bucket lock, and that store
+ * is its last access to the mutex (rule 9); the lock-free unlocks' CAS is
+ * their last access too. The store unlock may erase a PARKED set
+ * meanwhile; the hint read after it and the waiter's membarrier repair
+ * that (tests/model/mutex.pml checks the protocol). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,8 +100,8 @@
 #define CREDITS PARK__MUTEX_CREDITS
 
 /* w->grant of a woken waiter (lib/wait/wait.h): woken to retry as the
- * woken waiter (PARK__GRANT_WOKEN: W; two or more share it when one was
- * late), woken to retry by a hinted unlock (PARK__GRANT_RETRY: W not its),
+ * woken waiter (PARK__GRANT_WOKEN: WOKEN; two or more share it when one was
+ * late), woken to retry by a hinted unlock (PARK__GRANT_RETRY: WOKEN not its),
  * or handed the lock (PARK__GRANT_HANDOFF). */
 
 bool park__mutex_store_unlock;
@@ -127,13 +137,13 @@ int park_mutex_destroy(park_mutex_t *m)
         return 0;
     }
     /* Credits only remember recent contention; a woken waiter on its way
-     * is a thread blocked in park_mutex_lock (in a forked child W may be a
+     * is a thread blocked in park_mutex_lock (in a forked child WOKEN may be a
      * thread that is not there: park__woken_mark). */
     return ((s & LOCKED) || park__woken_mark(s & WOKEN) || park__wait_has_waiters(m)) ? EBUSY : 0;
 }
 
-/* One attempt to take a free mutex; keeps P, W and the credits, except
- * that the woken waiter (`woken`) clears W as it takes the lock. */
+/* One attempt to take a free mutex; keeps PARKED, WOKEN and the credits,
+ * except that the woken waiter (`woken`) clears WOKEN as it takes the lock. */
 static bool try_take(park_mutex_t *m, uint32_t *s, bool woken)
 {
     while (!(*s & LOCKED)) {
@@ -148,8 +158,8 @@ static bool try_take(park_mutex_t *m, uint32_t *s, bool woken)
 
 struct lock_ctx {
     park_mutex_t *m;
-    bool covered; /* the holder seen at validate unlocks slowly (S) */
-    bool woken;   /* we are the woken waiter (W is ours) */
+    bool covered; /* the holder seen at validate unlocks slowly (SLOW_UNLOCK) */
+    bool woken;   /* we are the woken waiter (WOKEN is ours) */
 };
 
 static bool lock_validate(void *ctx)
@@ -158,12 +168,13 @@ static bool lock_validate(void *ctx)
     uint32_t s = __atomic_load_n(&c->m->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(s & LOCKED))
-            return false; /* free again: retry instead of sleeping (W stays ours) */
+            return false; /* free again: retry instead of sleeping (WOKEN stays ours) */
         c->covered = (s & SLOW_UNLOCK) != 0;
-        /* L|x -> L|x|P|255, and the woken waiter hands back W: the holder's
-         * unlock will wake somebody. relaxed: the bucket lock orders it
-         * against the bucket-locked unlock; the lock-free unlocks' CAS fails
-         * on it; the store unlock is handled by lock_before_sleep. */
+        /* LOCKED|x -> LOCKED|x|PARKED|255, and the woken waiter hands back
+         * WOKEN: the holder's unlock will wake somebody. relaxed: the bucket
+         * lock orders it against the bucket-locked unlock; the lock-free
+         * unlocks' CAS fails on it; the store unlock is handled by
+         * lock_before_sleep. */
         uint32_t next = ((s | PARKED | CREDITS) & ~(c->woken ? WOKEN : 0u));
         if (__atomic_compare_exchange_n(&c->m->state_, &s, next, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
@@ -176,15 +187,16 @@ static bool lock_validate(void *ctx)
 static void lock_removed(void *ctx, bool more)
 {
     struct lock_ctx *c = ctx;
-    if (!more) /* x|P -> x; relaxed: only P changes */
+    if (!more) /* x|PARKED -> x; relaxed: only PARKED changes */
         __atomic_fetch_and(&c->m->state_, ~PARKED, __ATOMIC_RELAXED);
 }
 
 /* The waiter's half of the asymmetric Dekker pair (docs/design/mutex.md): a
- * waiter whose holder may unlock by a plain store (S clear at validate) is
- * counted in the hint by now; after the membarrier, either that unlock sees
- * the hint and wakes a waiter, or we see P gone and retry instead of
- * sleeping. A covered waiter's holder unlocks through the slow path. */
+ * waiter whose holder may unlock by a plain store (SLOW_UNLOCK clear at
+ * validate) is counted in the hint by now; after the membarrier, either that
+ * unlock sees the hint and wakes a waiter, or we see PARKED gone and retry
+ * instead of sleeping. A covered waiter's holder unlocks through the slow
+ * path. */
 static bool lock_before_sleep(void *ctx)
 {
     struct lock_ctx *c = ctx;
@@ -205,7 +217,7 @@ static const park__wait_ops_t lock_ops = {
 /* Tries to take the mutex, spinning (rule 6) while nobody is queued, or
  * while we are the woken waiter: true if taken; *s is then the word it
  * last saw. A queued waiter is about to get its turn, so a newcomer that
- * sees P queues at once rather than add a second spinner. */
+ * sees PARKED queues at once rather than add a second spinner. */
 static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
 {
     /* One look after 128 pauses, then one after each of 4 yields, then
@@ -229,8 +241,8 @@ struct pass_ctx {
 };
 
 /* The woken waiter gives up (its deadline passed). If the mutex is held,
- * W is cleared and the holder's unlock wakes somebody; if it is free, the
- * oldest waiter becomes the woken waiter in its place (W stays), or, if it
+ * WOKEN is cleared and the holder's unlock wakes somebody; if it is free, the
+ * oldest waiter becomes the woken waiter in its place (WOKEN stays), or, if it
  * is asynchronous (it cannot retry), is handed the lock. */
 static unsigned pass_select(void *ctx, park__waiter_t *w)
 {
@@ -263,7 +275,7 @@ static unsigned pass_select(void *ctx, park__waiter_t *w)
 static void pass_finish(void *ctx, bool more)
 {
     struct pass_ctx *p = ctx;
-    if (!more && !p->passed) /* nobody queued: W (and P) go */
+    if (!more && !p->passed) /* nobody queued: WOKEN (and PARKED) go */
         __atomic_fetch_and(&p->m->state_, ~(WOKEN | PARKED), __ATOMIC_RELAXED);
 }
 
@@ -300,7 +312,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
 
     /* Held: contention, even if we never queue. Credits below half are
      * refilled (x -> x|255), so that while threads keep meeting at the
-     * lock its holders carry S and a waiter that does queue needs no
+     * lock its holders carry SLOW_UNLOCK and a waiter that does queue needs no
      * membarrier. relaxed: the credits order nothing; a store unlock may
      * erase them, which only costs that. */
     while ((s & LOCKED) && (s & CREDITS) < CREDITS / 2) {
@@ -364,8 +376,8 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
     park_time_t clock = 0;
     bool owed = park__wait_owed(w, &clock);
     /* Came for a hand-off that is not owed after all, with a woken waiter
-     * on its way (read under the bucket lock, where W changes while the
-     * mutex is held; in a forked child a W from before the fork holds
+     * on its way (read under the bucket lock, where WOKEN changes while the
+     * mutex is held; in a forked child a WOKEN from before the fork holds
      * nothing back): nobody is woken, as by the lock-free unlock. */
     if (u->fair && !owed &&
         park__woken_mark(__atomic_load_n(&u->m->state_, __ATOMIC_RELAXED) & WOKEN))
@@ -381,14 +393,16 @@ static unsigned unlock_select(void *ctx, park__waiter_t *w)
 static void unlock_finish(void *ctx, bool more)
 {
     struct unlock_ctx *u = ctx;
-    /* L|..|P -> P|W|255 (woken), L|S|255[|P] (handed over); a queue found
-     * empty (P outlived its waiters) leaves the credits. */
+    /* LOCKED|..|PARKED -> PARKED|WOKEN|255 (woken),
+     * LOCKED|SLOW_UNLOCK|255[|PARKED] (handed over); a queue found empty
+     * (PARKED outlived its waiters) leaves the credits. */
     uint32_t v = __atomic_load_n(&u->m->state_, __ATOMIC_RELAXED);
     uint32_t s = v & CREDITS;
     if (u->woken)
         s = CREDITS | (more ? PARKED : 0u) | (u->handoff ? LOCKED | SLOW_UNLOCK : WOKEN);
     else if (more)
-        s = v & ~(LOCKED | SLOW_UNLOCK); /* fair, nothing owed: L|S|P|W|c -> P|W|c */
+        /* fair, nothing owed: LOCKED|SLOW_UNLOCK|PARKED|WOKEN|c -> PARKED|WOKEN|c */
+        s = v & ~(LOCKED | SLOW_UNLOCK);
     if (u->handoff)
         PARK__PROBE1(handoff, u->m);
     /* release: pairs with the acquire CAS of the next locker (a hand-off
@@ -414,16 +428,17 @@ void park__mutex_unlock_slow(park_mutex_t *m)
 {
     /* One slow unlock in PACE_SAMPLE reads the clock, for the pace and to
      * ask whether the bucket has made no fair hand-off for PARK__FAIR_NS.
-     * Without this look an unlock with a woken waiter on its way (W) skips
-     * the bucket, and with more threads than CPUs W is set most of the
+     * Without this look an unlock with a woken waiter on its way (WOKEN) skips
+     * the bucket, and with more threads than CPUs WOKEN is set most of the
      * time (the woken waiter waits for a CPU), so hand-offs came rarely. */
     park_time_t now = 0;
     bool fair = park__wait_fair_look(m, &pace.unlocks, PACE_SAMPLE, &now);
     bool slow = now != 0 && pace_slow(now);
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     for (;;) {
-        /* Only the holder unlocks, and nobody else clears L: a free word is
-         * misuse, reported in every build (off the fast path it is free). */
+        /* Only the holder unlocks, and nobody else clears LOCKED: a free
+         * word is misuse, reported in every build (off the fast path it is
+         * free). */
         if (!(s & LOCKED))
             park__misuse("park_mutex_unlock", m, "the mutex is not locked");
         /* Somebody must be woken: nobody is on the way; or the woken
@@ -431,7 +446,7 @@ void park__mutex_unlock_slow(park_mutex_t *m)
          * (pace_slow), and then one more goes. A late woken waiter may be
          * queued for a busy CPU while another CPU idles (with more threads
          * than CPUs), and the queue behind it drains no further until it
-         * runs; W stays set, and the waiters woken beside it retry as any
+         * runs; WOKEN stays set, and the waiters woken beside it retry as any
          * woken waiter does. */
         bool late = slow && park__wait_woken_late(m, now);
         if ((s & PARKED) && (!park__woken_mark(s & WOKEN) || late || fair)) {
@@ -440,8 +455,8 @@ void park__mutex_unlock_slow(park_mutex_t *m)
             return;
         }
         /* Nobody queued (a credit is spent) or a woken waiter on its way
-         * (nobody to wake): L|S|x -> x. release: pairs with the next
-         * locker's acquire. The last access to *m. */
+         * (nobody to wake): LOCKED|SLOW_UNLOCK|x -> x. release: pairs with the
+         * next locker's acquire. The last access to *m. */
         uint32_t next = s & ~(LOCKED | SLOW_UNLOCK);
         if (!(s & PARKED) && (next & CREDITS))
             next -= CREDIT;
@@ -450,8 +465,8 @@ void park__mutex_unlock_slow(park_mutex_t *m)
             break;
     }
     /* As after a store unlock: a store unlock before ours may have erased
-     * the P of waiters still queued (its hinted wake-up woke one of them,
-     * to retry); while P is missing, each unlock that finds a waiter in
+     * the PARKED of waiters still queued (its hinted wake-up woke one of them,
+     * to retry); while PARKED is missing, each unlock that finds a waiter in
      * the hint wakes the next. Our CAS, a full barrier, orders this load
      * after it. */
     if (!(s & PARKED) && __atomic_load_n(park__hint_of(m), __ATOMIC_RELAXED) != 0)
@@ -463,17 +478,17 @@ static unsigned hinted_select(void *ctx, park__waiter_t *w)
     (void)ctx;
     if (w->notify) {
         /* An asynchronous waiter cannot retry, so take the lock for it if
-         * it is free, or keep it queued with P set so that the holder's
+         * it is free, or keep it queued with PARKED set so that the holder's
          * unlock comes here or to unlock_select again. Its being queued
          * means the mutex is alive (destroying a mutex with waiters is
          * undefined), so this may touch it. */
         park_mutex_t *m = (park_mutex_t *)w->key;
         uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
         for (;;) {
-            /* free -> x|L|S|P|255: handed over (S: its unlock is slow);
-             * else held -> held|P. relaxed: the bucket lock and the
-             * waiter's notify order the hand-over, as for unlock_finish's
-             * store. */
+            /* free -> x|LOCKED|SLOW_UNLOCK|PARKED|255: handed over
+             * (SLOW_UNLOCK: its unlock is slow); else held -> held|PARKED.
+             * relaxed: the bucket lock and the waiter's notify order the
+             * hand-over, as for unlock_finish's store. */
             uint32_t next =
                 (s & LOCKED) ? (s | PARKED) : (s | LOCKED | SLOW_UNLOCK | PARKED | CREDITS);
             if (__atomic_compare_exchange_n(&m->state_, &s, next, true, __ATOMIC_ACQUIRE,
@@ -492,7 +507,7 @@ static unsigned hinted_select(void *ctx, park__waiter_t *w)
 /* After a store unlock that saw a non-zero hint: the mutex may already be
  * someone else's, or freed, so only the queue is touched. A waiter of the
  * address (if any; the hint slot is shared) is woken to retry; it does
- * not own W. */
+ * not own WOKEN. */
 void park__mutex_unlock_hinted(const void *m)
 {
     PARK__PROBE1(hinted, m);
@@ -529,7 +544,8 @@ park_task_t *park_mutex_lock_async(park_mutex_t *m, park_pool_t *pool)
 
 /* ---- a condition variable's waiter, moved onto the mutex (mutex_impl.h) -- */
 
-/* The caller holds the mutex: its own unlock reads the P this validate set. */
+/* The caller holds the mutex: its own unlock reads the PARKED this validate
+ * set. */
 static const park__wait_ops_t held_ops = {
     .validate = lock_validate,
     .removed = lock_removed,

@@ -4,42 +4,54 @@
  * tests/model/rwlock.pml.
  *
  * State word (park_rwlock_t.state_), bits named in park/rwlock.h:
- *   n   bits 0-27  read holds (READERS); n >= GUARD (2^27) goes slow
- *   D   bit 28     DRAIN: readers hold it and writers wait; the last reader
- *                  out hands it over, and D counts as a hold until then
- *   RQ  bit 29     readers queued in lib/wait under the lock's address
- *   WW  bit 30     writers queued there (blocks new readers)
- *   W   bit 31     write-held
+ *   n                bits 0-27  read holds (READERS); n >= GUARD (2^27) goes slow
+ *   DRAIN            bit 28     readers hold it and writers wait; the last reader
+ *                               out hands it over, and DRAIN counts as a hold
+ *                               until then
+ *   READERS_QUEUED   bit 29     readers queued in lib/wait under the lock's address
+ *   WRITER_WAITING   bit 30     writers queued there (blocks new readers)
+ *   WRITER           bit 31     write-held
  * Beside it, under the bucket lock only: wqueued_ (writers queued, or woken
  * to retry and not back: "in flight"), rqueued_ (readers queued), wstreak_
- * (writers in a row that got it while readers waited). WW <=> wqueued_ > 0
- * and RQ <=> rqueued_ > 0 whenever the bucket lock is free.
+ * (writers in a row that got it while readers waited). WRITER_WAITING <=>
+ * wqueued_ > 0 and READERS_QUEUED <=> rqueued_ > 0 whenever the bucket lock
+ * is free.
  *
- *   state       meaning
- *   0, n, W     free, n readers, a writer; nobody queued
- *   W|x         a writer; writers (WW), readers (RQ) or both queued
- *   n|D|WW|r    n > 0 readers, writers queued (r: 0 or RQ); readers queue
- *   D|x         the last reader is out, on its way to hand over
- *   WW|r        free, a writer in flight; a running writer may take it
- *   n|RQ        readers nothing holds back: a timed-out writer admits them
- * Invariants (bucket lock free): WW => W, n > 0, D or a writer in flight;
- * with n > 0 and no W, D <=> WW; D and W never meet.
+ *   state                      meaning
+ *   0, n, WRITER               free, n readers, a writer; nobody queued
+ *   WRITER|x                   a writer; writers (WRITER_WAITING), readers
+ *                              (READERS_QUEUED) or both queued
+ *   n|DRAIN|WRITER_WAITING|r   n > 0 readers, writers queued (r: 0 or
+ *                              READERS_QUEUED); readers queue
+ *   DRAIN|x                    the last reader is out, on its way to hand over
+ *   WRITER_WAITING|r           free, a writer in flight; a running writer may
+ *                              take it
+ *   n|READERS_QUEUED           readers nothing holds back: a timed-out writer
+ *                              admits them
+ * Invariants (bucket lock free): WRITER_WAITING => WRITER, n > 0, DRAIN or
+ * a writer in flight; with n > 0 and no WRITER, DRAIN <=> WRITER_WAITING;
+ * DRAIN and WRITER never meet.
  *
- * Transitions (x: any queue bits; r: 0 or RQ):
- *   read_lock     n|r -> n+1|r         CAS, inline or in read validate
- *   read_unlock   n|x -> n-1|x         fetch_sub, inline; 1|D|x hands over
- *   write_lock    0 -> W               CAS, inline
- *                 x -> W|x'            CAS in write validate, free word
- *   write_unlock  W -> 0               CAS, inline
- *   downgrade     W -> 1               CAS, inline
- *   queue         s -> s|RQ            CAS in read validate (W, WW or D in s)
- *                 s -> s|WW, n|x -> n|D|WW|x   CAS in write validate
- *   leave queue   s -> s & ~RQ, s & ~WW (~D if n > 0)   in removed
+ * Transitions (x: any queue bits; r: 0 or READERS_QUEUED):
+ *   read_lock     n|r -> n+1|r               CAS, inline or in read validate
+ *   read_unlock   n|x -> n-1|x               fetch_sub, inline; 1|DRAIN|x hands over
+ *   write_lock    0 -> WRITER                CAS, inline
+ *                 x -> WRITER|x'             CAS in write validate, free word
+ *   write_unlock  WRITER -> 0                CAS, inline
+ *   downgrade     WRITER -> 1                CAS, inline
+ *   queue         s -> s|READERS_QUEUED      CAS in read validate (WRITER,
+ *                                            WRITER_WAITING or DRAIN in s)
+ *                 s -> s|WRITER_WAITING,     CAS in write validate
+ *                 n|x -> n|DRAIN|WRITER_WAITING|x
+ *   leave queue   s -> s & ~READERS_QUEUED,  in removed
+ *                 s & ~WRITER_WAITING (~DRAIN if n > 0)
  *   release, slow (write_unlock, downgrade, last read, admit): the hold
- *                 goes, grants come in, RQ and WW follow the counts, D if
- *                 readers stay while writers wait   CAS in release_finish
+ *                 goes, grants come in, READERS_QUEUED and WRITER_WAITING
+ *                 follow the counts, DRAIN if readers stay while writers
+ *                 wait                       CAS in release_finish
  * Outside the bucket lock the word changes only by a CAS from a word
- * without W, WW and D, a reader's fetch_sub, or a CAS from exactly 0 or W. */
+ * without WRITER, WRITER_WAITING and DRAIN, a reader's fetch_sub, or a CAS
+ * from exactly 0 or WRITER. */
 #include <errno.h>
 
 #include <park/rwlock.h>
@@ -119,7 +131,7 @@ int park_rwlock_destroy(park_rwlock_t *rw)
 
 /* What a slow release gives up. */
 enum release_op {
-    LAST_READ,     /* D: the last read hold, already gone from the word */
+    LAST_READ,     /* DRAIN: the last read hold, already gone from the word */
     RELEASE_WRITE, /* the write hold */
     DOWNGRADE,     /* the write hold, for a read hold */
     ADMIT,         /* nothing: a timed-out writer lets readers in */
@@ -151,10 +163,10 @@ static uint32_t without_releaser(enum release_op op, uint32_t s)
     }
 }
 
-/* Bucket locked: D for a word about to be stored (next), given whether D
- * is set now and stays with the reader on its way (had). With readers in
- * next, D is set exactly when writers wait and none holds the lock; with
- * none, a reader on its way keeps its D. */
+/* Bucket locked: DRAIN for a word about to be stored (next), given whether
+ * DRAIN is set now and stays with the reader on its way (had). With readers in
+ * next, DRAIN is set exactly when writers wait and none holds the lock; with
+ * none, a reader on its way keeps its DRAIN. */
 static uint32_t drain_bit(uint32_t next, bool had)
 {
     if (next & READERS)
@@ -169,15 +181,15 @@ static void count_writer_grant(park_rwlock_t *rw)
     rw->wstreak_ = rw->rqueued_ ? rw->wstreak_ + 1 : 0;
 }
 
-/* Bucket locked, in a forked child (lib/wait/fork.h): the counts and the
- * queue bits may still count waiters left behind at the fork, and D may
- * belong to a reader that was handing over and is not there. In a child
- * no writer is ever left in flight (release_select hands it the lock), so
- * the queue is the whole truth: recount it and make WW, RQ and D agree.
- * D without readers stays only while the child's writers are queued (a
- * child reader on its way to hand over to them); the first recount in a
- * child comes before any of its writers is counted, so it drops the
- * parent's. Holds (W, n) stay. */
+/* Bucket locked, in a forked child (lib/wait/fork.h): the counts and the queue
+ * bits may still count waiters left behind at the fork, and DRAIN may belong
+ * to a reader that was handing over and is not there. In a child no writer is
+ * ever left in flight (release_select hands it the lock), so the queue is the
+ * whole truth: recount it and make WRITER_WAITING, READERS_QUEUED and DRAIN
+ * agree. DRAIN without readers stays only while the child's writers are queued
+ * (a child reader on its way to hand over to them); the first recount in a
+ * child comes before any of its writers is counted, so it drops the parent's.
+ * Holds (WRITER, n) stay. */
 static void forked_recount(park_rwlock_t *rw)
 {
     size_t queued[PARK__RW_WANT_WRITE + 1] = {0};
@@ -197,7 +209,7 @@ static void forked_recount(park_rwlock_t *rw)
 }
 
 /* Bucket locked: decides who gets the lock. With the releaser's hold gone:
- * a writer holds it, or the last reader is on its way (D): nobody; it
+ * a writer holds it, or the last reader is on its way (DRAIN): nobody; it
  * falls free: the oldest queued writer, unless PARK_RWLOCK_WRITER_STREAK
  * writers in a row got it while readers waited, else every queued reader
  * (one batch); readers hold it: the queued readers, if no writer is
@@ -232,13 +244,13 @@ static unsigned release_select(void *ctx, park__waiter_t *w)
     case GRANT_WRITER:
         if (w->want != PARK__RW_WANT_WRITE)
             return PARK__SELECT_SKIP;
-        /* Writers barge (rule 7): handing the lock to a sleeping writer
-         * would make everyone wait for it to be scheduled, so it is woken
-         * to retry and stays counted (WW keeps readers out), unless it has
-         * waited PARK__FAIR_NS. A writer still awake (spinning for its
-         * grant) is handed the lock: it runs at once. An asynchronous
-         * writer cannot retry: it is always handed the lock (it never
-         * sleeps, so it counts as awake). */
+        /* Writers barge (rule 7): handing the lock to a sleeping writer would
+         * make everyone wait for it to be scheduled, so it is woken to retry
+         * and stays counted (WRITER_WAITING keeps readers out), unless it has
+         * waited PARK__FAIR_NS. A writer still awake (spinning for its grant)
+         * is handed the lock: it runs at once. An asynchronous writer cannot
+         * retry: it is always handed the lock (it never sleeps, so it counts
+         * as awake). */
         park_time_t clock = 0;
         r->handoff = !park__waiter_asleep(w) || park__wait_owed(w, &clock) ||
                      PARK__UNLIKELY(park__forked); /* none in flight: forked_recount */
@@ -275,9 +287,9 @@ static void release_finish(void *ctx, bool more)
 
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
     do {
-        /* Keeps the readers (fast ones may come and go when neither W nor
-         * WW is set, and leave at any time) and an ADMIT's writer; drops
-         * the releaser's hold. */
+        /* Keeps the readers (fast ones may come and go when neither WRITER nor
+         * WRITER_WAITING is set, and leave at any time) and an ADMIT's writer;
+         * drops the releaser's hold. */
         next = ((without_releaser(r->op, s) & (WRITER | READERS)) + r->readers * READER) | bits;
         next |= drain_bit(next, r->op != LAST_READ && (s & DRAIN));
         /* The hand-over: release (pairs with the acquire of the next
@@ -305,7 +317,8 @@ static void forked_settle(park_rwlock_t *rw)
 
 /* ---- readers --------------------------------------------------------------- */
 
-/* One attempt at a read hold on a word without W, WW and D. */
+/* One attempt at a read hold on a word without WRITER, WRITER_WAITING and
+ * DRAIN. */
 bool park__rwlock_try_read(park_rwlock_t *rw, uint32_t *s)
 {
     while (!(*s & (WRITER | WRITER_WAITING | DRAIN))) {
@@ -338,8 +351,9 @@ static bool read_validate(void *ctx)
             return false;
         }
 #endif
-        /* s -> s|RQ; relaxed: publishes no data. Releases read RQ under the
-         * bucket lock, and a racing inline CAS fails on the changed word. */
+        /* s -> s|READERS_QUEUED; relaxed: publishes no data. Releases read
+         * READERS_QUEUED under the bucket lock, and a racing inline CAS fails
+         * on the changed word. */
         if ((s & READERS_QUEUED) ||
             __atomic_compare_exchange_n(&rw->state_, &s, s | READERS_QUEUED, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
@@ -356,7 +370,7 @@ static void read_removed(void *ctx, bool more)
     (void)more;
     if (--rw->rqueued_ == 0) {
         rw->wstreak_ = 0;
-        /* s -> s & ~RQ; relaxed: as in read_validate. */
+        /* s -> s & ~READERS_QUEUED; relaxed: as in read_validate. */
         __atomic_fetch_and(&rw->state_, ~READERS_QUEUED, __ATOMIC_RELAXED);
     }
 }
@@ -463,9 +477,9 @@ void park__rwlock_state_read_unlock(park_rwlock_t *rw)
     /* n|x -> n-1|x, as the inline path. release: pairs with the acquire of
      * the next write lock. */
     uint32_t s = __atomic_fetch_sub(&rw->state_, READER, __ATOMIC_RELEASE);
-    /* The reader that takes the count to 0 under D hands the lock over: no
-     * reader enters while D is set, and D keeps the lock held (nobody takes
-     * or destroys it) until release_finish clears it. */
+    /* The reader that takes the count to 0 under DRAIN hands the lock over: no
+     * reader enters while DRAIN is set, and DRAIN keeps the lock held (nobody
+     * takes or destroys it) until release_finish clears it. */
     if ((s & (DRAIN | READERS)) == (DRAIN | READER))
         release_slow(rw, LAST_READ);
     else if (PARK__UNLIKELY(!(s & READERS)))
@@ -479,18 +493,18 @@ void park__rwlock_read_unlock_none(park_rwlock_t *rw)
 
 void park__rwlock_read_unlock_last(park_rwlock_t *rw)
 {
-    /* Out of D|x: nobody takes the lock before our hand-over CAS. */
+    /* Out of DRAIN|x: nobody takes the lock before our hand-over CAS. */
     release_slow(rw, LAST_READ);
 }
 
 /* ---- writers --------------------------------------------------------------- */
 
-/* One attempt at the write hold. Outside the bucket lock W may only be
+/* One attempt at the write hold. Outside the bucket lock WRITER may only be
  * taken from 0, so that a slow release decides on a word nobody but
  * leaving readers changes under it. */
 bool park__rwlock_try_write(park_rwlock_t *rw, uint32_t *s)
 {
-    /* 0 -> W; acquire: pairs with the release of the last unlock. */
+    /* 0 -> WRITER; acquire: pairs with the release of the last unlock. */
     return *s == 0 && __atomic_compare_exchange_n(&rw->state_, s, WRITER, false, __ATOMIC_ACQUIRE,
                                                   __ATOMIC_RELAXED);
 }
@@ -512,10 +526,10 @@ static bool write_validate(void *ctx)
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(s & (WRITER | READERS | DRAIN))) {
-            /* x -> W|x': free, though readers may be queued (behind us, or
-             * in the admit gap) and writers counted (queued, or in flight
-             * and beaten to it). acquire: pairs with the release of the
-             * last unlock. */
+            /* x -> WRITER|x': free, though readers may be queued (behind us,
+             * or in the admit gap) and writers counted (queued, or in flight
+             * and beaten to it). acquire: pairs with the release of the last
+             * unlock. */
             uint32_t next = (s & ~WRITER_WAITING) | WRITER | (rw->wqueued_ ? WRITER_WAITING : 0);
             if (__atomic_compare_exchange_n(&rw->state_, &s, next, true, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED)) {
@@ -525,8 +539,9 @@ static bool write_validate(void *ctx)
             }
             continue;
         }
-        /* s -> s|WW, with D if readers hold it (drain_bit; WW set already
-         * implies it); relaxed: as in read_validate. */
+        /* s -> s|WRITER_WAITING, with DRAIN if readers hold it (drain_bit;
+         * WRITER_WAITING set already implies it); relaxed: as in
+         * read_validate. */
         if ((s & WRITER_WAITING) ||
             __atomic_compare_exchange_n(
                 &rw->state_, &s, s | WRITER_WAITING | drain_bit(s | WRITER_WAITING, s & DRAIN),
@@ -544,8 +559,8 @@ static void write_removed(void *ctx, bool more)
     (void)more;
     if (--rw->wqueued_ != 0)
         return;
-    /* s -> s & ~WW, and D goes unless a reader is on its way with it
-     * (drain_bit); relaxed: as in read_validate. */
+    /* s -> s & ~WRITER_WAITING, and DRAIN goes unless a reader is on its way
+     * with it (drain_bit); relaxed: as in read_validate. */
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED), next;
     do
         next = (s & ~(WRITER_WAITING | DRAIN)) | drain_bit(s & ~WRITER_WAITING, s & DRAIN);
@@ -585,10 +600,10 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
     park__waiter_init(&w, PARK__RW_WANT_WRITE);
     park__waiter_profile(&w, PARK_PROFILE_RWLOCK_WRITE, PARK__GRANT_HANDOFF);
     for (;;) {
-        /* Woken to retry, a writer goes straight to write validate: its WW
-         * keeps readers out meanwhile, and validate takes the lock or queues
-         * it again at the front (settling its count even when the deadline
-         * has passed). */
+        /* Woken to retry, a writer goes straight to write validate: its
+         * WRITER_WAITING keeps readers out meanwhile, and validate takes the
+         * lock or queues it again at the front (settling its count even when
+         * the deadline has passed). */
         if (!c.in_flight) {
             /* Read-mostly: the bias goes first (the table's holds move into
              * the word); readers may bias it again until this writer is
@@ -602,10 +617,10 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
         }
         if (w.since == 0)
             w.since = park_now();
-        /* Behind readers only, the writer's WW stops new ones and those in
-         * leave within a read section: it looks for its grant a while
-         * longer before it sleeps (and a release hands the lock to a
-         * writer still awake). relaxed: a guess. */
+        /* Behind readers only, the writer's WRITER_WAITING stops new ones and
+         * those in leave within a read section: it looks for its grant a while
+         * longer before it sleeps (and a release hands the lock to a writer
+         * still awake). relaxed: a guess. */
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
         w.spin = (s & READERS) && !(s & WRITER) ? 1000 : PARK__WAIT_SPIN;
         switch (park__wait(rw, &w, c.in_flight ? PARK__WAIT_FRONT : 0, &park__rwlock_write_ops, &c,
@@ -650,11 +665,11 @@ int park_rwlock_write_lock_until(park_rwlock_t *rw, park_time_t deadline)
 
 void park__rwlock_write_unlock_slow(park_rwlock_t *rw)
 {
-    /* Only the write holder clears W: checked in every build (the inline
+    /* Only the write holder clears WRITER: checked in every build (the inline
      * CAS failed, so this is off the fast path). */
     if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & WRITER))
         park__misuse("park_rwlock_write_unlock", rw, "the lock is not write-locked");
-    /* W|x -> ...: queue bits are set, so someone may be waiting. */
+    /* WRITER|x -> ...: queue bits are set, so someone may be waiting. */
     release_slow(rw, RELEASE_WRITE);
 }
 
@@ -663,7 +678,7 @@ void park__rwlock_downgrade_slow(park_rwlock_t *rw)
     uint32_t s = WRITER;
     if (!(__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & WRITER))
         park__misuse("park_rwlock_downgrade", rw, "the lock is not write-locked");
-    /* W -> 1 (the inline path, skipped in PARK_DEBUG builds). release:
+    /* WRITER -> 1 (the inline path, skipped in PARK_DEBUG builds). release:
      * pairs with the acquire of the readers that enter after. */
     if (!__atomic_compare_exchange_n(&rw->state_, &s, READER, false, __ATOMIC_RELEASE,
                                      __ATOMIC_RELAXED))

@@ -2,52 +2,54 @@
  * unfairness by default, strictly FIFO as an option (max_ & FIFO).
  * Design notes: docs/design/sem.md; protocol model: tests/model/sem.pml.
  *
- * State word (park_sem_t.state_): COUNT (low 32 bits) free permits; W
- * (WAITERS) waiters are queued in lib/wait under the semaphore's address;
- * K (WOKEN) a waiter woken to retry is on its way (default mode only);
- * R (RELEASING) a locked release that found K set has reserved room in
- * the count for the permits it still places (default mode only).
+ * State word (park_sem_t.state_), bits named in park/sem.h: COUNT (low 32
+ * bits) free permits; WAITERS waiters are queued in lib/wait under the
+ * semaphore's address; WOKEN a waiter woken to retry is on its way
+ * (default mode only); RELEASING a locked release that found WOKEN set has
+ * reserved room in the count for the permits it still places (default
+ * mode only).
  *
- *   FIFO invariant     W => COUNT == 0 (a newcomer queues behind)
- *   default invariant  W and COUNT > 0 => K, or the thread that stored
- *                      that word is about to wake someone (wake: again),
- *                      or no queued waiter would be served by a wake
- *                      (each wants more than COUNT, and none gathers:
+ *   FIFO invariant     WAITERS => COUNT == 0 (a newcomer queues behind)
+ *   default invariant  WAITERS and COUNT > 0 => WOKEN, or the thread that
+ *                      stored that word is about to wake someone (wake:
+ *                      again), or no queued waiter would be served by a
+ *                      wake (each wants more than COUNT, and none gathers:
  *                      see Several permits below)
  *
  * Transitions (c: COUNT; a waiter asks for `want` permits, n for short):
- *   acquire          c -> c-1 (c > 0)            CAS (fast path, inline)
- *   acquire n        c -> c-n (c >= n)           CAS (try, spin)
- *   release n        c -> c+n (W clear, or K     CAS (no lock, no wake)
- *                    and not R)
- *   park (validate)  c < want -> W[, K dropped]  CAS, bucket locked
- *                    FIFO, 0 < c < want: c -> 0|W, the c gathered by the
- *                    waiter (nobody is queued, so it is the head)
- *   take (woken)     c -> c-1, K dropped unless W and c-1 > 0 (then
- *                    retire: bucket locked, K passed on or dropped)
- *   release n, W     FIFO: W -> W (n granted or gathered) or W -> r
- *   (no K)           (queue emptied); default: permits handed to waiters
- *                    owed them (PARK__FAIR_NS, tasks), or gathered by an
- *                    owed waiter of several, or handed to a young one of
- *                    several if all it wants are there; the rest c -> c+r,
- *                    the oldest thread of one woken to retry (K)
- *                                                   CAS, bucket locked
- *   last waiter      W cleared                      bucket locked (timeout)
+ *   acquire           c -> c-1 (c > 0)                 CAS (fast path, inline)
+ *   acquire n         c -> c-n (c >= n)                CAS (try, spin)
+ *   release n         c -> c+n (WAITERS clear, or      CAS (no lock, no wake)
+ *                     WOKEN and not RELEASING)
+ *   park (validate)   c < want -> WAITERS[, WOKEN      CAS, bucket locked
+ *                     dropped]
+ *                     FIFO, 0 < c < want: c -> 0|WAITERS, the c gathered by the
+ *                     waiter (nobody is queued, so it is the head)
+ *   take (woken)      c -> c-1, WOKEN dropped unless WAITERS and c-1 > 0 (then
+ *                     retire: bucket locked, WOKEN passed on or dropped)
+ *   release n,        FIFO: WAITERS -> WAITERS (n granted or gathered) or
+ *     WAITERS, no     WAITERS -> r (queue emptied); default: permits handed to
+ *     WOKEN           waiters owed them (PARK__FAIR_NS, tasks), or gathered by
+ *                     an owed waiter of several, or handed to a young one of
+ *                     several if all it wants are there; the rest c -> c+r, the
+ *                     oldest thread of one woken to retry (WOKEN)
+ *                                                      CAS, bucket locked
+ *   last waiter       WAITERS cleared                  bucket locked (timeout)
  *     leaves
  *
- * W changes only under the bucket lock. K is set only there; it is dropped
- * there or by the woken waiter's take, and COUNT rises without the lock
- * only while K is set: a locked wake that found K set and whose final CAS
- * finds W, free permits and no K runs again. Such a wake, releasing n,
- * first sets R in a CAS that checks c + n <= max (else it places nothing:
- * EOVERFLOW), and its final CAS clears R; while R is set, releases take
- * the lock too, so nothing can fill the count meanwhile and EOVERFLOW
- * always means nothing released, never some permits handed and the rest
- * dropped. A granted waiter owns its
- * permits from the moment it is dequeued (hand-off) or retries like a
- * newcomer, re-queueing with its start time (woken: only a waiter of one
- * permit is). A timed-out waiter either was dequeued first or leaves
- * ungranted: no permit is lost.
+ * WAITERS changes only under the bucket lock. WOKEN is set only there; it
+ * is dropped there or by the woken waiter's take, and COUNT rises without
+ * the lock only while WOKEN is set: a locked wake that found WOKEN set and
+ * whose final CAS finds WAITERS, free permits and no WOKEN runs again.
+ * Such a wake, releasing n, first sets RELEASING in a CAS that checks
+ * c + n <= max (else it places nothing: EOVERFLOW), and its final CAS
+ * clears RELEASING; while RELEASING is set, releases take the lock too, so
+ * nothing can fill the count meanwhile and EOVERFLOW always means nothing
+ * released, never some permits handed and the rest dropped. A granted
+ * waiter owns its permits from the moment it is dequeued (hand-off) or
+ * retries like a newcomer, re-queueing with its start time (woken: only a
+ * waiter of one permit is). A timed-out waiter either was dequeued first
+ * or leaves ungranted: no permit is lost.
  *
  * Several permits (want > 1). A waiter of several is never woken to retry
  * (it could not keep up with bargers taking them one at a time): select
@@ -62,9 +64,9 @@
  * leaves ungranted with permits gathered gives them back by a release,
  * which serves those behind it (docs/design/sem.md, Several permits). A
  * wake that leaves a waiter gathering has drained the count into it, so
- * the only free permits beside sleepers without K are too few for any of
- * them: a stable word, which is why a wake runs again only if K was set
- * when it first looked. */
+ * the only free permits beside sleepers without WOKEN are too few for any
+ * of them: a stable word, which is why a wake runs again only if WOKEN was
+ * set when it first looked. */
 #include <errno.h>
 
 #include <park/sem.h>
@@ -133,7 +135,7 @@ int park_sem_destroy(park_sem_t *s)
     /* acquire: pairs with the release of the last release/grant. */
     if (!(__atomic_load_n(&s->state_, __ATOMIC_ACQUIRE) & WAITERS))
         return 0;
-    /* In a forked child W may outlive the waiters left behind. */
+    /* In a forked child WAITERS may outlive the waiters left behind. */
     return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(s) ? 0 : EBUSY;
 }
 
@@ -161,7 +163,7 @@ struct acquire_ctx {
     park_sem_t *s;
     park__waiter_t *w; /* the thread's waiter; NULL in a task (park__acq_ctx_waiter) */
     uint32_t n;        /* the permits it asks for */
-    bool woken;        /* this thread is the woken waiter (K is its to clear) */
+    bool woken;        /* this thread is the woken waiter (WOKEN is its to clear) */
 };
 
 _Static_assert(sizeof(struct acquire_ctx) <= PARK__ACQ_CTX_SIZE, "acquire_ctx fits an acquisition");
@@ -175,13 +177,13 @@ static bool acquire_validate(void *ctx)
         uint32_t free = (uint32_t)(v & COUNT);
         if (free >= c->n)
             return false; /* enough are free: take them instead */
-        /* c < n -> W, clearing K if it was ours; relaxed: the bucket lock
-         * orders it against releasers. */
+        /* c < n -> WAITERS, clearing WOKEN if it was ours; relaxed: the bucket
+         * lock orders it against releasers. */
         uint64_t next = (v | WAITERS) & ~(c->woken ? WOKEN : 0);
         if (free && fifo(s)) {
-            /* FIFO, too few free for several: nobody is queued (W =>
-             * COUNT == 0), so this waiter is the head and gathers them,
-             * which keeps the invariant and lets nobody pass it. c -> 0|W;
+            /* FIFO, too few free for several: nobody is queued (WAITERS =>
+             * COUNT == 0), so this waiter is the head and gathers them, which
+             * keeps the invariant and lets nobody pass it. c -> 0|WAITERS;
              * acquire: pairs with the release that freed them. */
             if (__atomic_compare_exchange_n(&s->state_, &v, next - free, true, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED)) {
@@ -202,7 +204,7 @@ static bool acquire_validate(void *ctx)
 static void acquire_removed(void *ctx, bool more)
 {
     park_sem_t *s = ((struct acquire_ctx *)ctx)->s;
-    if (!more) /* W -> 0: nobody queued; relaxed: bucket locked */
+    if (!more) /* WAITERS -> 0: nobody queued; relaxed: bucket locked */
         __atomic_fetch_and(&s->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
@@ -217,21 +219,21 @@ struct wake_ctx {
     park_sem_t *s;
     uint32_t n;      /* permits still to place */
     bool checked;    /* this pass has looked at the word under the bucket lock */
-    bool retire;     /* K is the caller's to drop (retire) */
-    bool woke;       /* a waiter was woken to retry: K stays set */
+    bool retire;     /* WOKEN is the caller's to drop (retire) */
+    bool woke;       /* a waiter was woken to retry: WOKEN stays set */
     bool passed;     /* a waiter was passed (left queued, select went on) */
     bool again;      /* the stored word needs another pass */
     int result;      /* 0 or EOVERFLOW */
     park_time_t now; /* park__wait_owed's clock: 0 until a thread waiter needs it */
-    uint64_t seen;   /* the word when this pass first looked (for its K) */
+    uint64_t seen;   /* the word when this pass first looked (for its WOKEN) */
 };
 
 /* Once a pass, under the bucket lock, before anything is granted: a
- * release beyond the maximum places nothing. If K is set, releases could
- * add to the count without the lock until this pass stores the word: R
+ * release beyond the maximum places nothing. If WOKEN is set, releases could
+ * add to the count without the lock until this pass stores the word: RELEASING
  * holds them off (they take the lock, behind this pass), set in the same
  * CAS that checks the room, so the permits this pass has yet to place
- * always fit. Without K nobody can set it or add permits without the lock
+ * always fit. Without WOKEN nobody can set it or add permits without the lock
  * until this pass stores the word. */
 static bool wake_check(struct wake_ctx *r)
 {
@@ -356,14 +358,15 @@ static void wake_finish(void *ctx, bool more)
     uint64_t next;
     do {
         if (r->n > max_of(s) - (v & COUNT)) {
-            /* A lockless release filled the count after wake_check. Only
-             * if W was clear there (with W and K, R kept them out; with W
-             * and no K, nobody could add): then nobody is queued, nothing
-             * of ours was handed, and ours places nothing. */
+            /* A lockless release filled the count after wake_check. Only if
+             * WAITERS was clear there (with WAITERS and WOKEN, RELEASING kept
+             * them out; with WAITERS and no WOKEN, nobody could add): then
+             * nobody is queued, nothing of ours was handed, and ours places
+             * nothing. */
             r->result = EOVERFLOW;
             r->n = 0;
         }
-        /* R is dropped here. */
+        /* RELEASING is dropped here. */
         next = (v & COUNT) + r->n;
         if (more)
             next |= WAITERS;
@@ -373,10 +376,10 @@ static void wake_finish(void *ctx, bool more)
          * granted waiters are ordered by the bucket lock. */
     } while (!__atomic_compare_exchange_n(&s->state_, &v, next, true, __ATOMIC_RELEASE,
                                           __ATOMIC_RELAXED));
-    /* K was dropped outside the lock (take_woken, or ours: retire), or
-     * permits came without a lock (a release while K was set), after
+    /* WOKEN was dropped outside the lock (take_woken, or ours: retire), or
+     * permits came without a lock (a release while WOKEN was set), after
      * select looked: someone may have to be woken, so the caller runs the
-     * wake again. Only if K was set when this pass looked: otherwise the
+     * wake again. Only if WOKEN was set when this pass looked: otherwise the
      * word is as select left it, and free permits beside waiters are too
      * few for any of them. */
     r->again = (next & WAITERS) && (next & COUNT) && !(next & WOKEN) && (r->seen & WOKEN);
@@ -391,7 +394,7 @@ static void wake(struct wake_ctx *r)
         if (!r->again)
             return;
         r->n = 0;
-        r->retire = false; /* K was cleared by the pass that set `again` */
+        r->retire = false; /* WOKEN was cleared by the pass that set `again` */
         r->woke = false;
         r->passed = false;
         r->checked = false;
@@ -400,15 +403,15 @@ static void wake(struct wake_ctx *r)
 }
 
 /* The woken waiter took a permit with others to pass it on to, or gave
- * up: K goes, and if permits are free while others sleep, the next is
- * woken (K again). */
+ * up: WOKEN goes, and if permits are free while others sleep, the next is
+ * woken (WOKEN again). */
 static void retire(park_sem_t *s)
 {
     struct wake_ctx r = {.s = s, .retire = true};
     wake(&r);
 }
 
-/* The woken waiter's take: c -> c-1, dropping K in the same step unless
+/* The woken waiter's take: c -> c-1, dropping WOKEN in the same step unless
  * permits remain for waiters still queued (then *pass: retire). */
 static bool take_woken(park_sem_t *s, bool *pass)
 {
@@ -574,10 +577,10 @@ static void fifo_finish(void *ctx, bool more)
     park_sem_t *s = r->s;
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     if (v & WAITERS) {
-        /* W -> W (waiters remain, so every permit was granted) or W -> n.
-         * release: pairs with the acquire of whoever takes the leftover
-         * permits; granted waiters are ordered by the bucket lock and the
-         * release of their `woken`. */
+        /* WAITERS -> WAITERS (waiters remain, so every permit was granted) or
+         * WAITERS -> n. release: pairs with the acquire of whoever takes the
+         * leftover permits; granted waiters are ordered by the bucket lock and
+         * the release of their `woken`. */
         __atomic_store_n(&s->state_, more ? WAITERS : r->n, __ATOMIC_RELEASE);
         return;
     }
@@ -594,9 +597,9 @@ static void fifo_finish(void *ctx, bool more)
                                           __ATOMIC_RELAXED));
 }
 
-/* Default mode, a release that finds W and K: true if it should take the
- * lock anyway, because a fair hand-off may be due (wake_select decides).
- * With many threads on few CPUs K is set most of the time (the woken
+/* Default mode, a release that finds WAITERS and WOKEN: true if it should take
+ * the lock anyway, because a fair hand-off may be due (wake_select decides).
+ * With many threads on few CPUs WOKEN is set most of the time (the woken
  * waiter waits for a CPU), and releases that always skipped the lock then
  * would space the hand-offs well beyond PARK__FAIR_NS (docs/design/sem.md,
  * Tuning). One release in 64 of a thread reads the clock. */
