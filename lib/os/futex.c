@@ -147,13 +147,16 @@ static enum fault fault_pick(void)
     return FAULT_NONE;
 }
 
+/* Neither a yield nor the raw system call is a cancellation point: a
+ * delay must not add one where the real calls have none (a thread
+ * cancelled in a wake's delay would never make the wake). */
 static void fault_delay(void)
 {
     if (fault_random() % 2) {
         sched_yield();
     } else {
         struct timespec ts = {0, 1000 + fault_random() % 50000};
-        nanosleep(&ts, NULL);
+        syscall(SYS_nanosleep, &ts, NULL);
     }
 }
 
