@@ -79,7 +79,7 @@ bool park__order_on;
 static bool abort_on_cycle;
 static graph_t *g;
 static uint32_t n_nodes, n_edges, search;
-static uint32_t n_classed;  /* class slots used (tombstones included) */
+static uint32_t n_classed; /* class slots used (tombstones included) */
 static park__lock_t graph_lock = PARK__LOCK_INIT;
 static uint64_t cycles;
 
