@@ -1,5 +1,7 @@
 /* lib/event.c: park_event, a manual-reset or auto-reset event.
  * Design notes: docs/design/event.md; protocol model: tests/model/event.pml.
+ * Asynchronous waiting: lib/event_async.c; what both share:
+ * lib/event_impl.h.
  *
  * State word (park_event_t.state_), bits named in park/event.h: SET the
  * event is set (auto: and not consumed); WAITERS waiters are queued in
@@ -42,7 +44,7 @@
 
 #include <park/event.h>
 
-#include "async.h"
+#include "event_impl.h"
 #include "os/os.h"
 #include "wait/fork.h"
 #include "wait/wait.h"
@@ -50,12 +52,6 @@
 #define SET PARK__EVENT_SET
 #define WAITERS PARK__EVENT_WAITERS
 #define MANUAL PARK__EVENT_MANUAL
-
-static bool manual(const park_event_t *e)
-{
-    /* relaxed: MANUAL never changes after initialisation. */
-    return __atomic_load_n(&e->state_, __ATOMIC_RELAXED) & MANUAL;
-}
 
 void park_event_init(park_event_t *e, bool manual_reset, bool initially_set)
 {
@@ -78,14 +74,9 @@ int park_event_destroy(park_event_t *e)
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* What a waiter carries, thread or task (the ctx of the callbacks). */
-struct wait_ctx {
-    park_event_t *e;
-};
-
 static bool wait_validate(void *ctx)
 {
-    park_event_t *e = ((struct wait_ctx *)ctx)->e;
+    park_event_t *e = ((struct park__event_wait_ctx *)ctx)->e;
     /* relaxed: only prepares the CAS; a waiter that finds SET passes
      * through park_event_try_wait's acquire. */
     uint32_t v = __atomic_load_n(&e->state_, __ATOMIC_RELAXED);
@@ -104,29 +95,29 @@ static bool wait_validate(void *ctx)
 
 static void wait_removed(void *ctx, bool more)
 {
-    park_event_t *e = ((struct wait_ctx *)ctx)->e;
+    park_event_t *e = ((struct park__event_wait_ctx *)ctx)->e;
     if (!more) /* WAITERS -> 0; relaxed: only WAITERS changes, under the bucket lock */
         __atomic_fetch_and(&e->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t wait_ops = {
+const park__wait_ops_t park__event_wait_ops = {
     .validate = wait_validate,
     .removed = wait_removed,
 };
 
-static bool wait_taken(void *ctx)
+bool park__event_wait_taken(void *ctx)
 {
-    return park_event_try_wait(((struct wait_ctx *)ctx)->e);
+    return park_event_try_wait(((struct park__event_wait_ctx *)ctx)->e);
 }
 
 int park__event_wait_slow(park_event_t *e, park_time_t deadline)
 {
-    struct wait_ctx c = {.e = e};
+    struct park__event_wait_ctx c = {.e = e};
     /* A grant is the set (auto: the set is ours). A manual set releases
      * all its waiters together: they sleep on their bucket's batch word,
      * woken by one system call. */
-    unsigned flags = manual(e) ? PARK__WAIT_BATCH : 0;
-    return park__wait_event(e, flags, &wait_ops, &c, wait_taken, deadline);
+    unsigned flags = park__event_manual(e) ? PARK__WAIT_BATCH : 0;
+    return park__wait_event(e, flags, &park__event_wait_ops, &c, park__event_wait_taken, deadline);
 }
 
 int park_event_wait_until(park_event_t *e, park_time_t deadline)
@@ -173,42 +164,6 @@ static void set_finish(void *ctx, bool more)
 
 void park__event_set_slow(park_event_t *e)
 {
-    struct set_ctx c = {.e = e, .manual = manual(e)};
+    struct set_ctx c = {.e = e, .manual = park__event_manual(e)};
     park__unpark(e, set_select, set_finish, &c);
-}
-
-/* ---- asynchronous waiting (lib/async.h) ---------------------------------- */
-
-static bool async_try_take(void *ctx)
-{
-    return park_event_try_wait(((struct wait_ctx *)ctx)->e);
-}
-
-/* A granted task nobody holds any more: an auto set it consumed goes back
- * to the event (a manual set was not consumed: nothing to give back). */
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    park_event_t *e = ((struct wait_ctx *)ctx)->e;
-    if (!manual(e))
-        park_event_set(e);
-}
-
-static const park__acq_ops_t async_ops = {
-    .wait = &wait_ops, /* ctx: the struct wait_ctx inside the task */
-    .try_take = async_try_take,
-    .give_back = async_give_back,
-};
-
-_Static_assert(sizeof(struct wait_ctx) <= PARK__ACQ_CTX_SIZE, "wait_ctx fits an acquisition");
-
-park_task_t *park_event_wait_async_until(park_event_t *e, park_pool_t *pool, park_time_t deadline)
-{
-    struct wait_ctx c = {.e = e};
-    return park__acquire_async(pool, &async_ops, e, 0, &c, sizeof c, deadline);
-}
-
-park_task_t *park_event_wait_async(park_event_t *e, park_pool_t *pool)
-{
-    return park_event_wait_async_until(e, pool, PARK_FOREVER);
 }

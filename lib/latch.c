@@ -1,6 +1,7 @@
 /* lib/latch.c: park_latch, a single-use countdown (C++20 std::latch).
  * Design notes: docs/design/barrier.md; protocol model:
- * tests/model/barrier.pml (-DLATCH).
+ * tests/model/barrier.pml (-DLATCH). Asynchronous waiting:
+ * lib/latch_async.c; what both share: lib/latch_impl.h.
  *
  * State word (park_latch_t.state_): COUNT (low 31 bits) the count still
  * to go, c below; WAITERS (bit 31) waiters are queued in lib/wait under
@@ -28,7 +29,7 @@
 
 #include <park/barrier.h>
 
-#include "async.h"
+#include "latch_impl.h"
 #include "os/os.h"
 #include "wait/fork.h"
 #include "wait/wait.h"
@@ -65,14 +66,9 @@ uint32_t park_latch_count(const park_latch_t *l)
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* What a waiter carries, thread or task (the ctx of the callbacks). */
-struct wait_ctx {
-    park_latch_t *l;
-};
-
 static bool wait_validate(void *ctx)
 {
-    park_latch_t *l = ((struct wait_ctx *)ctx)->l;
+    park_latch_t *l = ((struct park__latch_wait_ctx *)ctx)->l;
     /* relaxed: only prepares the CAS; a waiter that finds 0 passes
      * through park_latch_try_wait's acquire. */
     uint32_t v = __atomic_load_n(&l->state_, __ATOMIC_RELAXED);
@@ -91,27 +87,28 @@ static bool wait_validate(void *ctx)
 
 static void wait_removed(void *ctx, bool more)
 {
-    park_latch_t *l = ((struct wait_ctx *)ctx)->l;
+    park_latch_t *l = ((struct park__latch_wait_ctx *)ctx)->l;
     if (!more) /* c|WAITERS -> c; relaxed: WAITERS changes only under the bucket lock */
         __atomic_fetch_and(&l->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t wait_ops = {
+const park__wait_ops_t park__latch_wait_ops = {
     .validate = wait_validate,
     .removed = wait_removed,
 };
 
-static bool wait_taken(void *ctx)
+bool park__latch_wait_taken(void *ctx)
 {
-    return park_latch_try_wait(((struct wait_ctx *)ctx)->l);
+    return park_latch_try_wait(((struct park__latch_wait_ctx *)ctx)->l);
 }
 
 int park__latch_wait_slow(park_latch_t *l, park_time_t deadline)
 {
-    struct wait_ctx c = {.l = l};
+    struct park__latch_wait_ctx c = {.l = l};
     /* The release grants every waiter together: they sleep on their
      * bucket's batch word, woken by one system call. */
-    return park__wait_event(l, PARK__WAIT_BATCH, &wait_ops, &c, wait_taken, deadline);
+    return park__wait_event(l, PARK__WAIT_BATCH, &park__latch_wait_ops, &c, park__latch_wait_taken,
+                            deadline);
 }
 
 int park_latch_wait_until(park_latch_t *l, park_time_t deadline)
@@ -209,37 +206,4 @@ int park_latch_arrive_and_wait(park_latch_t *l, uint32_t n)
         return err;
     park_latch_wait(l);
     return 0;
-}
-
-/* ---- asynchronous waiting (lib/async.h) ---------------------------------- */
-
-static bool async_try_take(void *ctx)
-{
-    return park_latch_try_wait(((struct wait_ctx *)ctx)->l);
-}
-
-/* A released latch stays released: a grant nobody saw takes nothing. */
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w;
-}
-
-static const park__acq_ops_t async_ops = {
-    .wait = &wait_ops, /* ctx: the struct wait_ctx inside the task */
-    .try_take = async_try_take,
-    .give_back = async_give_back,
-};
-
-_Static_assert(sizeof(struct wait_ctx) <= PARK__ACQ_CTX_SIZE, "wait_ctx fits an acquisition");
-
-park_task_t *park_latch_wait_async_until(park_latch_t *l, park_pool_t *pool, park_time_t deadline)
-{
-    struct wait_ctx c = {.l = l};
-    return park__acquire_async(pool, &async_ops, l, 0, &c, sizeof c, deadline);
-}
-
-park_task_t *park_latch_wait_async(park_latch_t *l, park_pool_t *pool)
-{
-    return park_latch_wait_async_until(l, pool, PARK_FOREVER);
 }

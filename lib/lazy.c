@@ -1,6 +1,8 @@
 /* lib/lazy.c: park_lazy and park_once, one state machine for both.
  * Design notes (late waiters, re-entrancy, the asynchronous factory):
- * docs/design/lazy.md; protocol model: tests/model/lazy.pml.
+ * docs/design/lazy.md; protocol model: tests/model/lazy.pml. The
+ * asynchronous factory and park_lazy_get_async: lib/lazy_async.c; what
+ * both share: lib/lazy_impl.h.
  *
  * State word (park_lazy_t.state_, park_once_t.state_), bits named in
  * park/lazy.h; bits 3-31 are 0, except in a child of fork(), where a run's
@@ -92,7 +94,7 @@ struct run_frame {
 
 static _Thread_local struct run_frame *runs_on_this_thread;
 
-static bool running_here(const uint32_t *state)
+bool park__lazy_running_here(const uint32_t *state)
 {
     for (const struct run_frame *f = runs_on_this_thread; f; f = f->outer)
         if (f->state == state)
@@ -120,13 +122,6 @@ __attribute__((constructor)) static void lazy_fork_register(void)
 
 /* ---- ending a run ------------------------------------------------------ */
 
-/* What a waiter carries, thread or task (the ctx of the callbacks). */
-struct queue_ctx {
-    uint32_t *state;
-    park_lazy_t *l; /* a task's: whose value its grant returns */
-    void *value;    /* a task's: that value, copied as the run ends */
-};
-
 struct end_ctx {
     uint32_t *state;
     uint32_t to; /* READY or IDLE */
@@ -141,8 +136,8 @@ static unsigned grant_result(void *ctx, park__waiter_t *w)
         /* A task (lazy.c's only notified waiters): its value is copied
          * now, on the runner's thread before store_end, since the object
          * may be freed as soon as READY is published, before the task's
-         * completion reads it (async_granted). */
-        struct queue_ctx *c = park__acq_waiter_ctx(w);
+         * completion reads it (async_granted, lib/lazy_async.c). */
+        struct park__lazy_queue_ctx *c = park__acq_waiter_ctx(w);
         c->value = e->err == 0 ? c->l->value_ : NULL;
     }
     return PARK__SELECT_GRANT;
@@ -167,7 +162,7 @@ static void store_end(void *ctx, bool more)
 
 /* Publishes a success or rolls a failure back, then tells the queued
  * callers. */
-static void end_run(uint32_t *state, int err)
+void park__lazy_end_run(uint32_t *state, int err)
 {
     uint32_t to = err == 0 ? READY : IDLE;
     uint32_t s = running();
@@ -187,7 +182,7 @@ static int run(uint32_t *state, int (*call)(void *ctx), void *ctx)
     runs_on_this_thread = &f;
     int err = call(ctx);
     runs_on_this_thread = f.outer;
-    end_run(state, err);
+    park__lazy_end_run(state, err);
     return err;
 }
 
@@ -195,7 +190,7 @@ static int run(uint32_t *state, int (*call)(void *ctx), void *ctx)
 
 static bool queue_validate(void *ctx)
 {
-    uint32_t *state = ((struct queue_ctx *)ctx)->state;
+    uint32_t *state = ((struct park__lazy_queue_ctx *)ctx)->state;
     uint32_t s = __atomic_load_n(state, __ATOMIC_RELAXED);
     while (s & RUNNING) {
         if (s & WAITERS)
@@ -212,14 +207,14 @@ static bool queue_validate(void *ctx)
 
 static void queue_removed(void *ctx, bool more)
 {
-    uint32_t *state = ((struct queue_ctx *)ctx)->state;
+    uint32_t *state = ((struct park__lazy_queue_ctx *)ctx)->state;
     /* RUNNING|WAITERS -> RUNNING; relaxed: only WAITERS changes, under the
      * bucket lock. */
     if (!more)
         __atomic_fetch_and(state, ~WAITERS, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t queue_ops = {
+const park__wait_ops_t park__lazy_queue_ops = {
     .validate = queue_validate,
     .removed = queue_removed,
 };
@@ -233,9 +228,9 @@ _Atomic uint8_t park__lazy_yields = PARK__ADAPT_MIN;
  * behind the run at once. true: *result is the run's result, EDEADLK or
  * ETIMEDOUT; false: the run ended before the caller was queued, look at the
  * word again. */
-static bool wait_for_run(uint32_t *state, park_time_t deadline, int *result)
+bool park__lazy_wait_for_run(uint32_t *state, park_time_t deadline, int *result)
 {
-    if (running_here(state)) {
+    if (park__lazy_running_here(state)) {
         *result = EDEADLK;
         return true;
     }
@@ -258,9 +253,9 @@ static bool wait_for_run(uint32_t *state, park_time_t deadline, int *result)
     w.spin = 0;
     w.adapt = &park__lazy_yields;
     park__waiter_profile(&w, PARK_PROFILE_LAZY, PARK__PROFILE_ANY_GRANT);
-    struct queue_ctx c = {.state = state};
+    struct park__lazy_queue_ctx c = {.state = state};
     /* The run's waiters are released together: one wake for all. */
-    switch (park__wait(state, &w, PARK__WAIT_BATCH, &queue_ops, &c, deadline)) {
+    switch (park__wait(state, &w, PARK__WAIT_BATCH, &park__lazy_queue_ops, &c, deadline)) {
     case PARK__WAIT_GRANTED:
         *result = (int)(intptr_t)w.grant;
         return true;
@@ -272,10 +267,19 @@ static bool wait_for_run(uint32_t *state, park_time_t deadline, int *result)
     }
 }
 
+bool park__lazy_start(uint32_t *state)
+{
+    uint32_t s = IDLE;
+    /* start: 0 -> RUNNING; acquire: pairs with the release of the previous
+     * run's rollback, so that runs never overlap. */
+    return __atomic_compare_exchange_n(state, &s, running(), false, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
 /* The machine: 0 once a run has succeeded (this call's or another's), or
  * the error of the run this call ran or waited for, EDEADLK or ETIMEDOUT.
- * An asynchronous factory's runs are started by lazy_factory_get and
- * park_lazy_get_async instead. */
+ * An asynchronous factory's runs are started by park__lazy_factory_get
+ * and park_lazy_get_async (lib/lazy_async.c) instead. */
 static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx), void *ctx)
 {
     for (;;) {
@@ -284,10 +288,7 @@ static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx),
         if (s & READY)
             return 0;
         if (s == IDLE) {
-            /* start: 0 -> RUNNING; acquire: pairs with the release of the
-             * previous run's rollback, so that runs never overlap. */
-            if (__atomic_compare_exchange_n(state, &s, running(), false, __ATOMIC_ACQUIRE,
-                                            __ATOMIC_RELAXED))
+            if (park__lazy_start(state))
                 return run(state, call, ctx);
             continue;
         }
@@ -300,7 +301,7 @@ static int obtain(uint32_t *state, park_time_t deadline, int (*call)(void *ctx),
             continue;
         }
         int result;
-        if (wait_for_run(state, deadline, &result))
+        if (park__lazy_wait_for_run(state, deadline, &result))
             return result;
     }
 }
@@ -327,6 +328,14 @@ static int lazy_call(void *ctx)
     return err;
 }
 
+int park__lazy_run(park_lazy_t *l, void **value)
+{
+    struct lazy_run r = {.l = l};
+    int err = run(&l->state_, lazy_call, &r);
+    *value = r.value;
+    return err;
+}
+
 void park_lazy_init(park_lazy_t *l, park_lazy_fn fn, void *arg)
 {
     /* relaxed: nobody uses *l meanwhile; whatever hands *l to other
@@ -338,190 +347,13 @@ void park_lazy_init(park_lazy_t *l, park_lazy_fn fn, void *arg)
     l->pool_ = NULL;
 }
 
-/* ---- the asynchronous factory -----------------------------------------
- *
- * park_lazy_init_async keeps the factory in fn_ (as another function type)
- * and its pool in pool_ (non-NULL marks the lazy asynchronous). The
- * caller that makes 0 -> RUNNING queues an acquisition of its own behind the
- * run first, then calls the factory; a continuation of the run's task ends
- * the run (end_run). Only the starter can end the run before that
- * continuation is registered, so the starter is always a caller of its own
- * run: a run that fails at once (no task, no continuation) fails for the
- * starter too, and it does not start another. */
-
-static void factory_done(park_task_t *done, void *arg)
-{
-    park_lazy_t *l = arg;
-    void *v = NULL;
-    int err = park_task_result(done, &v);
-    if (err == 0)
-        l->value_ = v; /* published by end_run's release */
-    end_run(&l->state_, err);
-}
-
-void park_lazy_init_async(park_lazy_t *l, park_pool_t *pool, park_lazy_async_fn fn, void *arg)
-{
-    /* relaxed: as in park_lazy_init. */
-    __atomic_store_n(&l->state_, IDLE, __ATOMIC_RELAXED);
-    l->value_ = NULL;
-    l->fn_ = (park_lazy_fn)(void (*)(void))fn;
-    l->arg_ = arg;
-    l->pool_ = pool;
-}
-
-_Static_assert(sizeof(struct queue_ctx) <= PARK__ACQ_CTX_SIZE, "queue_ctx fits an acquisition");
-
-static int async_outcome(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    return (int)(intptr_t)w->grant; /* the run's result (grant_result) */
-}
-
-static void *async_granted(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    return ((struct queue_ctx *)ctx)->value; /* grant_result's copy */
-}
-
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w; /* a value is not a permit: nothing to hand back */
-}
-
-static const park__acq_ops_t async_ops = {
-    .wait = &queue_ops, /* ctx: the struct queue_ctx inside the task */
-    .outcome = async_outcome,
-    .granted = async_granted,
-    .give_back = async_give_back,
-};
-
-/* An acquisition of l's run whose continuations run on pool; NULL on
- * ENOMEM. */
-static park_task_t *acq_new(park_lazy_t *l, park_pool_t *pool)
-{
-    park_task_t *t = park__acq_new(pool, &async_ops, &l->state_, 0);
-    if (t) {
-        struct queue_ctx *c = park__acq_ctx(t);
-        c->state = &l->state_;
-        c->l = l;
-    }
-    return t;
-}
-
-/* Starts a run of l's factory if l is idle (0 -> RUNNING), with t, the
- * caller's fresh acquisition, queued behind it before the factory is called: t
- * completes with the run's outcome, also when the run cannot start (the
- * factory returned NULL: ENOMEM; its continuation could not be queued: EPIPE
- * from a pool shutting down, or ENOMEM). false: l was not idle, t is
- * untouched. */
-static bool start_run(park_lazy_t *l, park_task_t *t)
-{
-    uint32_t s = IDLE;
-    /* start: 0 -> RUNNING; acquire: as in obtain. */
-    if (!__atomic_compare_exchange_n(&l->state_, &s, running(), false, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))
-        return false;
-    /* RUNNING -> RUNNING|WAITERS: validate cannot refuse, only this thread
-     * ends the run. */
-    if (park__acq_enqueue(t, 0) != PARK__WAIT_QUEUED)
-        park__misuse("start_run", l, "the starter of a run could not queue behind it");
-    park_pool_t *pool = l->pool_;
-    park_task_t *run = ((park_lazy_async_fn)(void (*)(void))l->fn_)(l->arg_, pool);
-    int err = ENOMEM; /* a factory that returns NULL */
-    if (run) {
-        err = park_task_then(run, pool, factory_done, l);
-        park_task_release(run);
-    }
-    if (err)
-        end_run(&l->state_, err); /* grants t and every caller queued meanwhile */
-    return true;
-}
-
-/* A blocking get of an asynchronous lazy: waits for the run in progress,
- * or starts one and waits for its own acquisition of it. */
-static park__lazy_result_t factory_get(park_lazy_t *l, park_time_t deadline)
-{
-    park__lazy_result_t res = {.value = NULL, .err = 0};
-    for (;;) {
-        /* acquire: pairs with the release that publishes READY. */
-        uint32_t s = __atomic_load_n(&l->state_, __ATOMIC_ACQUIRE);
-        if (s & READY) {
-            res.value = l->value_;
-            return res;
-        }
-        if (s == IDLE) {
-            park_task_t *t = acq_new(l, l->pool_);
-            if (!t) {
-                res.err = ENOMEM;
-                return res;
-            }
-            if (!start_run(l, t)) {
-                park__acq_discard(t);
-                continue;
-            }
-            /* A worker of the pool runs other work meanwhile (the run may
-             * need it); ETIMEDOUT leaves the run going, and the release
-             * takes t out of its queue. */
-            res.err = park_task_wait_until(t, &res.value, deadline);
-            park_task_release(t);
-            if (res.err)
-                res.value = NULL;
-            return res;
-        }
-        if (wait_for_run(&l->state_, deadline, &res.err)) {
-            /* Ordered by the acquire of our waiter's grant. */
-            if (res.err == 0)
-                res.value = l->value_;
-            return res;
-        }
-    }
-}
-
-/* ---- park_lazy_get_async ------------------------------------------------ */
-
-park_task_t *park_lazy_get_async(park_lazy_t *l, park_pool_t *pool)
-{
-    if (!l->fn_)
-        return park__task_completed(EINVAL, NULL);
-    for (park_task_t *t = NULL;;) {
-        /* acquire: pairs with the release that publishes READY. */
-        uint32_t s = __atomic_load_n(&l->state_, __ATOMIC_ACQUIRE);
-        if (s & READY || (s == IDLE && !l->pool_)) {
-            if (t)
-                park__acq_discard(t);
-            if (s & READY)
-                return park__task_completed(0, l->value_);
-            t = NULL;
-            struct lazy_run r = {.l = l};
-            /* start: 0 -> RUNNING; acquire: as in obtain. */
-            if (!__atomic_compare_exchange_n(&l->state_, &s, running(), false, __ATOMIC_ACQUIRE,
-                                             __ATOMIC_RELAXED))
-                continue;
-            /* A synchronous initialiser runs on the first caller's thread,
-             * this one: the task is complete on return. */
-            int err = run(&l->state_, lazy_call, &r);
-            return park__task_completed(err, err ? NULL : r.value);
-        }
-        if (running_here(&l->state_)) {
-            if (t)
-                park__acq_discard(t);
-            return park__task_completed(EDEADLK, NULL);
-        }
-        if (!t && !(t = acq_new(l, pool)))
-            return NULL;
-        if (s == IDLE ? start_run(l, t) : park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
-            return t;
-    }
-}
-
 park__lazy_result_t park__lazy_get_slow(park_lazy_t *l, park_time_t deadline)
 {
     park__lazy_result_t res = {.value = NULL, .err = EINVAL};
     if (!l->fn_)
         return res;
     if (l->pool_)
-        return factory_get(l, deadline);
+        return park__lazy_factory_get(l, deadline);
     struct lazy_run r = {.l = l};
     res.err = obtain(&l->state_, deadline, lazy_call, &r);
     /* Another caller's value is ordered by obtain's acquire of READY or

@@ -1,5 +1,7 @@
 /* lib/mutex.c: park_mutex, a barging mutex with one woken waiter in flight
  * (more only beside a late one) and bounded unfairness. Design notes: docs/design/mutex.md.
+ * Asynchronous acquisition: lib/mutex_async.c; what both share:
+ * lib/mutex_impl.h.
  *
  * State word (park_mutex_t.state_), bits named in park/mutex.h:
  *   LOCKED       held
@@ -83,7 +85,6 @@
 
 #include <park/mutex.h>
 
-#include "async.h"
 #include "mutex_impl.h"
 #include "os/os.h"
 #include "os/probe.h"
@@ -156,15 +157,9 @@ static bool try_take(park_mutex_t *m, uint32_t *s, bool woken)
     return false;
 }
 
-struct lock_ctx {
-    park_mutex_t *m;
-    bool covered; /* the holder seen at validate unlocks slowly (SLOW_UNLOCK) */
-    bool woken;   /* we are the woken waiter (WOKEN is ours) */
-};
-
 static bool lock_validate(void *ctx)
 {
-    struct lock_ctx *c = ctx;
+    struct park__mutex_lock_ctx *c = ctx;
     uint32_t s = __atomic_load_n(&c->m->state_, __ATOMIC_RELAXED);
     for (;;) {
         if (!(s & LOCKED))
@@ -186,7 +181,7 @@ static bool lock_validate(void *ctx)
 
 static void lock_removed(void *ctx, bool more)
 {
-    struct lock_ctx *c = ctx;
+    struct park__mutex_lock_ctx *c = ctx;
     if (!more) /* x|PARKED -> x; relaxed: only PARKED changes */
         __atomic_fetch_and(&c->m->state_, ~PARKED, __ATOMIC_RELAXED);
 }
@@ -199,7 +194,7 @@ static void lock_removed(void *ctx, bool more)
  * path. */
 static bool lock_before_sleep(void *ctx)
 {
-    struct lock_ctx *c = ctx;
+    struct park__mutex_lock_ctx *c = ctx;
     if (c->covered || !park__mutex_store_unlock)
         return true;
     park__os_membarrier();
@@ -208,7 +203,7 @@ static bool lock_before_sleep(void *ctx)
     return (__atomic_load_n(&c->m->state_, __ATOMIC_RELAXED) & PARKED) != 0;
 }
 
-static const park__wait_ops_t lock_ops = {
+const park__wait_ops_t park__mutex_lock_ops = {
     .validate = lock_validate,
     .removed = lock_removed,
     .before_sleep = lock_before_sleep,
@@ -306,7 +301,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     park__waiter_t w;
     park__waiter_init(&w, 0);
     park__waiter_profile(&w, PARK_PROFILE_MUTEX, PARK__GRANT_HANDOFF);
-    struct lock_ctx c = {.m = m};
+    struct park__mutex_lock_ctx c = {.m = m};
     unsigned flags = 0;
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
 
@@ -333,7 +328,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
         }
         if (w.since == 0)
             w.since = park_now();
-        int r = park__wait(m, &w, flags, &lock_ops, &c, deadline);
+        int r = park__wait(m, &w, flags, &park__mutex_lock_ops, &c, deadline);
         pace.at = 0; /* the time spent waiting is no pace */
         if (r == PARK__WAIT_GRANTED && w.grant == PARK__GRANT_HANDOFF)
             return 0;
@@ -514,34 +509,6 @@ void park__mutex_unlock_hinted(const void *m)
     park__unpark(m, hinted_select, NULL, NULL);
 }
 
-/* ---- asynchronous acquisition (lib/async.h) ---------------------------- */
-
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    park_mutex_unlock(((struct lock_ctx *)ctx)->m);
-}
-
-static bool async_try_take(void *ctx)
-{
-    return park_mutex_try_lock(((struct lock_ctx *)ctx)->m);
-}
-
-/* Queued, a task is always handed the lock (unlock_select, hinted_select);
- * an enqueue that does not queue (the lock fell free, or the fence of
- * lock_before_sleep saw it unlocked) tries again. */
-static const park__acq_ops_t async_ops = {
-    .wait = &lock_ops, /* ctx: the struct lock_ctx inside the task */
-    .try_take = async_try_take,
-    .give_back = async_give_back,
-};
-
-park_task_t *park_mutex_lock_async(park_mutex_t *m, park_pool_t *pool)
-{
-    struct lock_ctx c = {.m = m};
-    return park__acquire_async(pool, &async_ops, m, 0, &c, sizeof c, PARK_FOREVER);
-}
-
 /* ---- a condition variable's waiter, moved onto the mutex (mutex_impl.h) -- */
 
 /* The caller holds the mutex: its own unlock reads the PARKED this validate
@@ -555,6 +522,7 @@ bool park__mutex_enqueue_handoff(park_mutex_t *m, park__waiter_t *w, bool held)
 {
     /* ctx lives for the enqueue only: validate and before_sleep run in it,
      * and removed only for a waiter taken out, which w never is after. */
-    struct lock_ctx c = {.m = m};
-    return park__wait_enqueue(m, w, 0, held ? &held_ops : &lock_ops, &c) == PARK__WAIT_QUEUED;
+    struct park__mutex_lock_ctx c = {.m = m};
+    return park__wait_enqueue(m, w, 0, held ? &held_ops : &park__mutex_lock_ops, &c) ==
+           PARK__WAIT_QUEUED;
 }

@@ -1,10 +1,22 @@
-/* lib/mutex_impl.h: what lib/mutex.c offers the other primitives. */
+/* lib/mutex_impl.h: what lib/mutex.c (the state machine) shares with its
+ * asynchronous acquisition (lib/mutex_async.c) and offers the other
+ * primitives. */
 #ifndef PARK_LIB_MUTEX_IMPL_H
 #define PARK_LIB_MUTEX_IMPL_H
 
 #include <park/mutex.h>
 
 #include "wait/wait.h"
+
+/* What a waiter carries, thread or task (the ctx of the callbacks). */
+struct park__mutex_lock_ctx {
+    park_mutex_t *m;
+    bool covered; /* the holder seen at validate unlocks slowly (SLOW_UNLOCK) */
+    bool woken;   /* we are the woken waiter (WOKEN is ours) */
+};
+
+/* The callbacks of a locker's wait. */
+extern const park__wait_ops_t park__mutex_lock_ops;
 
 /* Queues w, a waiter whose notify is set, on *m as an asynchronous locker
  * would: true if queued (an unlock hands *m to w, then notify(w) runs on

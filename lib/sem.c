@@ -1,6 +1,8 @@
 /* lib/sem.c: park_sem, a counting semaphore: barging with bounded
  * unfairness by default, strictly FIFO as an option (max_ & FIFO).
  * Design notes: docs/design/sem.md; protocol model: tests/model/sem.pml.
+ * Asynchronous acquisition: lib/sem_async.c; what both share:
+ * lib/sem_impl.h.
  *
  * State word (park_sem_t.state_), bits named in park/sem.h: COUNT (low 32
  * bits) free permits; WAITERS waiters are queued in lib/wait under the
@@ -72,6 +74,7 @@
 #include <park/sem.h>
 
 #include "async.h"
+#include "sem_impl.h"
 #include "os/os.h"
 #include "wait/fork.h"
 #include "wait/spin.h"
@@ -158,19 +161,9 @@ static bool try_take(park_sem_t *s, uint32_t n)
     return false;
 }
 
-/* What a waiter carries, thread or task (the ctx of the callbacks). */
-struct acquire_ctx {
-    park_sem_t *s;
-    park__waiter_t *w; /* the thread's waiter; NULL in a task (park__acq_ctx_waiter) */
-    uint32_t n;        /* the permits it asks for */
-    bool woken;        /* this thread is the woken waiter (WOKEN is its to clear) */
-};
-
-_Static_assert(sizeof(struct acquire_ctx) <= PARK__ACQ_CTX_SIZE, "acquire_ctx fits an acquisition");
-
 static bool acquire_validate(void *ctx)
 {
-    struct acquire_ctx *c = ctx;
+    struct park__sem_acquire_ctx *c = ctx;
     park_sem_t *s = c->s;
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     for (;;) {
@@ -203,12 +196,12 @@ static bool acquire_validate(void *ctx)
 
 static void acquire_removed(void *ctx, bool more)
 {
-    park_sem_t *s = ((struct acquire_ctx *)ctx)->s;
+    park_sem_t *s = ((struct park__sem_acquire_ctx *)ctx)->s;
     if (!more) /* WAITERS -> 0: nobody queued; relaxed: bucket locked */
         __atomic_fetch_and(&s->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t acquire_ops = {
+const park__wait_ops_t park__sem_acquire_ops = {
     .validate = acquire_validate,
     .removed = acquire_removed,
 };
@@ -454,7 +447,7 @@ static bool acquire_spin(park_sem_t *s, uint32_t n)
  * of several timing out must not leave them asleep: Go issue 37852).
  * Beyond the maximum (permits released that were never acquired, while
  * these were gathered) it places nothing. */
-static void give_back_gathered(park_sem_t *s, const park__waiter_t *w)
+void park__sem_give_back_gathered(park_sem_t *s, const park__waiter_t *w)
 {
     uint32_t n = gathered(w);
     if (n)
@@ -464,7 +457,7 @@ static void give_back_gathered(park_sem_t *s, const park__waiter_t *w)
 static int acquire_slow(park_sem_t *s, uint32_t n, park_time_t deadline)
 {
     park__waiter_t w;
-    struct acquire_ctx c = {.s = s, .w = &w, .n = n, .woken = false};
+    struct park__sem_acquire_ctx c = {.s = s, .w = &w, .n = n, .woken = false};
     park__waiter_init(&w, n);
     park__waiter_profile(&w, PARK_PROFILE_SEM, PARK__GRANT_HANDOFF);
     if (!fifo(s))
@@ -482,7 +475,7 @@ static int acquire_slow(park_sem_t *s, uint32_t n, park_time_t deadline)
                 retire(s);
             return ETIMEDOUT;
         }
-        switch (park__wait(s, &w, flags, &acquire_ops, &c, deadline)) {
+        switch (park__wait(s, &w, flags, &park__sem_acquire_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
             if (w.grant == PARK__GRANT_HANDOFF)
                 return 0;   /* the permits were handed to us */
@@ -492,7 +485,7 @@ static int acquire_slow(park_sem_t *s, uint32_t n, park_time_t deadline)
             flags = w.grant == PARK__GRANT_RETRY ? PARK__WAIT_FRONT : 0;
             break;
         case PARK__WAIT_TIMEDOUT:
-            give_back_gathered(s, &w);
+            park__sem_give_back_gathered(s, &w);
             return ETIMEDOUT;
         default:
             break; /* permits fell free before we were queued */
@@ -513,19 +506,19 @@ int park_sem_acquire_until(park_sem_t *s, park_time_t deadline)
 }
 
 /* n permits can be asked for: 1 <= n <= max. */
-static bool n_valid(const park_sem_t *s, uint32_t n)
+bool park__sem_n_valid(const park_sem_t *s, uint32_t n)
 {
     return n != 0 && n <= max_of(s);
 }
 
 bool park_sem_try_acquire_n(park_sem_t *s, uint32_t n)
 {
-    return n_valid(s, n) && try_take(s, n);
+    return park__sem_n_valid(s, n) && try_take(s, n);
 }
 
 int park_sem_acquire_n_until(park_sem_t *s, uint32_t n, park_time_t deadline)
 {
-    if (!n_valid(s, n))
+    if (!park__sem_n_valid(s, n))
         return EINVAL;
     if (try_take(s, n))
         return 0;
@@ -638,66 +631,4 @@ int park__sem_release_slow(park_sem_t *s, uint32_t n)
     struct wake_ctx r = {.s = s, .n = n};
     wake(&r);
     return r.result;
-}
-
-/* ---- asynchronous acquisition (lib/async.h) ---------------------------- */
-
-/* A granted task owns its n permits; one nobody holds any more gives them
- * back. */
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)w;
-    struct acquire_ctx *c = ctx;
-    park_sem_release(c->s, c->n);
-}
-
-static bool async_try_take(void *ctx)
-{
-    struct acquire_ctx *c = ctx;
-    return try_take(c->s, c->n);
-}
-
-/* A cancelled task of several gives back what was gathered for it. */
-static void async_removed(void *ctx)
-{
-    give_back_gathered(((struct acquire_ctx *)ctx)->s, park__acq_ctx_waiter(ctx));
-}
-
-static const park__acq_ops_t async_ops = {
-    .wait = &acquire_ops, /* ctx: the struct acquire_ctx inside the task */
-    .try_take = async_try_take,
-    .give_back = async_give_back,
-};
-
-static const park__acq_ops_t async_n_ops = {
-    .wait = &acquire_ops,
-    .try_take = async_try_take,
-    .after_removed = async_removed,
-    .give_back = async_give_back,
-};
-
-park_task_t *park_sem_acquire_async_until(park_sem_t *s, park_pool_t *pool, park_time_t deadline)
-{
-    struct acquire_ctx c = {.s = s, .n = 1};
-    return park__acquire_async(pool, &async_ops, s, 1, &c, sizeof c, deadline);
-}
-
-park_task_t *park_sem_acquire_n_async_until(park_sem_t *s, uint32_t n, park_pool_t *pool,
-                                            park_time_t deadline)
-{
-    if (!n_valid(s, n))
-        return park__task_completed(EINVAL, NULL);
-    struct acquire_ctx c = {.s = s, .n = n};
-    return park__acquire_async(pool, n == 1 ? &async_ops : &async_n_ops, s, n, &c, sizeof c,
-                               deadline);
-}
-
-park_task_t *park_sem_acquire_n_async(park_sem_t *s, uint32_t n, park_pool_t *pool)
-{
-    return park_sem_acquire_n_async_until(s, n, pool, PARK_FOREVER);
-}
-
-park_task_t *park_sem_acquire_async(park_sem_t *s, park_pool_t *pool)
-{
-    return park_sem_acquire_async_until(s, pool, PARK_FOREVER);
 }
