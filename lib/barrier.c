@@ -207,15 +207,24 @@ static const park__wait_ops_t phase_ops = {
     .removed = phase_removed,
 };
 
+/* One adaptive yield budget for every barrier of the process:
+ * a barrier has no room for one of its own. A hint (lib/wait's w->adapt). */
+static _Atomic uint8_t barrier_yields = PARK__ADAPT_MIN;
+
 /* A thread's wait for the end of `phase`. */
 static void wait_phase(park_barrier_t *b, uint32_t phase)
 {
     struct phase_ctx c = {.b = b, .phase = phase};
     park__waiter_t w;
     park__waiter_init(&w, 0);
+    /* The last arrival often comes within microseconds, and with more
+     * threads than CPUs it may be waiting for this CPU: yield as often as
+     * the budget says before sleeping (a sleep and its wake cost more). */
+    w.adapt = &barrier_yields;
     /* The phase's waiters are released together: they sleep on their
-     * bucket's batch word, woken by one system call. No timeout and no
-     * before_sleep: granted, or refused because the phase is over. */
+     * bucket's batch word, woken by one system call (none for those still
+     * yielding). No timeout and no before_sleep: granted, or refused
+     * because the phase is over. */
     (void)park__wait(b, &w, PARK__WAIT_BATCH, &phase_ops, &c, PARK_FOREVER);
 }
 

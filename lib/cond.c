@@ -212,12 +212,20 @@ int park_cond_destroy(park_cond_t *c)
     return 0;
 }
 
+/* One adaptive yield budget for every park_cond_wait of the process: a
+ * park_cond_t is one word. A hint (lib/wait's w->adapt). */
+static _Atomic uint8_t cond_yields = PARK__ADAPT_MIN;
+
 int park_cond_wait_until(park_cond_t *c, park_mutex_t *m, park_time_t deadline)
 {
     struct waiter x = {.m = m, .owns = false};
     park__waiter_init(&x.on_mutex, 0);
     x.on_mutex.notify = handed_mutex;
     enqueue(c, &x.w, MOVABLE);
+    /* A signal often comes within microseconds (a hand-off between two
+     * threads), and with more threads than CPUs its sender may be waiting
+     * for this CPU: yield as often as the budget says before sleeping. */
+    x.w.adapt = &cond_yields;
     park_mutex_unlock(m);
     int err = park__cond_sleep(c, &x.w, 0, deadline);
     if (!x.owns) /* timed out, or woken to take the mutex itself */
