@@ -1,7 +1,8 @@
 /* lib/barrier.c: park_barrier, a reusable barrier with a completion
  * function (C++20 std::barrier).
  * Design notes: docs/design/barrier.md; protocol model:
- * tests/model/barrier.pml.
+ * tests/model/barrier.pml. Asynchronous arrival: lib/barrier_async.c;
+ * what both share: lib/barrier_impl.h.
  *
  * State word (park_barrier_t.state_), fields named in park/barrier.h:
  * L (LEFT, bits 0-23) arrivals still expected in this phase; E
@@ -48,7 +49,7 @@
 
 #include <park/barrier.h>
 
-#include "async.h"
+#include "barrier_impl.h"
 #include "os/os.h" /* park__misuse */
 #include "wait/fork.h"
 #include "wait/wait.h"
@@ -58,15 +59,6 @@
 #define E_ONE (1ull << PARK__BARRIER_EXPECTED_SHIFT)
 #define WAITERS PARK__BARRIER_WAITERS
 #define P_SHIFT PARK__BARRIER_PHASE_SHIFT
-
-/* w->grant of a granted waiter; an asynchronous arrival that completed
- * the phase is granted SERIAL by itself (park__acq_grant_now). */
-enum { GRANT_RELEASED = 0, GRANT_SERIAL = 1 };
-
-static uint32_t phase_of(uint64_t v)
-{
-    return (uint32_t)(v >> P_SHIFT);
-}
 
 static uint64_t expected_of(uint64_t v)
 {
@@ -100,7 +92,7 @@ int park_barrier_destroy(park_barrier_t *b)
 
 /* Arrives (drop: and leaves) at the current phase: true if this arrival
  * completed it; *seen is the word it arrived at. */
-static bool arrive(park_barrier_t *b, bool drop, const char *call, uint64_t *seen)
+bool park__barrier_arrive(park_barrier_t *b, bool drop, const char *call, uint64_t *seen)
 {
     /* relaxed: only prepares the CAS, which orders the arrival. */
     uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
@@ -126,7 +118,7 @@ static bool arrive(park_barrier_t *b, bool drop, const char *call, uint64_t *see
 static unsigned advance_select(void *ctx, park__waiter_t *w)
 {
     (void)ctx;
-    w->grant = GRANT_RELEASED;
+    w->grant = PARK__BARRIER_GRANT_RELEASED;
     return PARK__SELECT_GRANT;
 }
 
@@ -148,7 +140,7 @@ static void advance_finish(void *ctx, bool more)
 /* The arrival that completed the phase (the word is (0, E, P)): runs the
  * completion function, then starts the next phase, releasing the
  * waiters. The last access to the barrier is the advance's store. */
-static void complete_phase(park_barrier_t *b)
+void park__barrier_complete_phase(park_barrier_t *b)
 {
     park_barrier_fn fn = b->completion_;
     if (fn)
@@ -168,20 +160,14 @@ static void complete_phase(park_barrier_t *b)
 
 /* ---- waiting for the phase to end ----------------------------------------- */
 
-/* What a waiter carries, thread or task (the ctx of the callbacks). */
-struct phase_ctx {
-    park_barrier_t *b;
-    uint32_t phase; /* the phase it arrived at */
-};
-
 static bool phase_validate(void *ctx)
 {
-    struct phase_ctx *c = ctx;
+    struct park__barrier_phase_ctx *c = ctx;
     /* acquire: pairs with the advance's release, for a waiter that finds
      * its phase over and returns without a grant. */
     uint64_t v = __atomic_load_n(&c->b->state_, __ATOMIC_ACQUIRE);
     for (;;) {
-        if (phase_of(v) != c->phase)
+        if (park__barrier_phase_of(v) != c->phase)
             return false; /* the phase ended before we were queued */
         if (v & WAITERS)
             return true;
@@ -197,12 +183,12 @@ static bool phase_validate(void *ctx)
 
 static void phase_removed(void *ctx, bool more)
 {
-    struct phase_ctx *c = ctx;
+    struct park__barrier_phase_ctx *c = ctx;
     if (!more) /* P|W -> P; relaxed: W changes only under the bucket lock */
         __atomic_fetch_and(&c->b->state_, ~WAITERS, __ATOMIC_RELAXED);
 }
 
-static const park__wait_ops_t phase_ops = {
+const park__wait_ops_t park__barrier_phase_ops = {
     .validate = phase_validate,
     .removed = phase_removed,
 };
@@ -214,7 +200,7 @@ static _Atomic uint8_t barrier_yields = PARK__ADAPT_MIN;
 /* A thread's wait for the end of `phase`. */
 static void wait_phase(park_barrier_t *b, uint32_t phase)
 {
-    struct phase_ctx c = {.b = b, .phase = phase};
+    struct park__barrier_phase_ctx c = {.b = b, .phase = phase};
     park__waiter_t w;
     park__waiter_init(&w, 0);
     /* The last arrival often comes within microseconds, and with more
@@ -225,69 +211,25 @@ static void wait_phase(park_barrier_t *b, uint32_t phase)
      * bucket's batch word, woken by one system call (none for those still
      * yielding). No timeout and no before_sleep: granted, or refused
      * because the phase is over. */
-    (void)park__wait(b, &w, PARK__WAIT_BATCH, &phase_ops, &c, PARK_FOREVER);
+    (void)park__wait(b, &w, PARK__WAIT_BATCH, &park__barrier_phase_ops, &c, PARK_FOREVER);
 }
 
 int park_barrier_arrive_and_wait(park_barrier_t *b)
 {
     uint64_t v;
-    if (arrive(b, false, "park_barrier_arrive_and_wait", &v)) {
-        complete_phase(b);
+    if (park__barrier_arrive(b, false, "park_barrier_arrive_and_wait", &v)) {
+        park__barrier_complete_phase(b);
         return PARK_BARRIER_SERIAL;
     }
-    wait_phase(b, phase_of(v));
+    wait_phase(b, park__barrier_phase_of(v));
     return 0;
 }
 
 int park_barrier_arrive_and_drop(park_barrier_t *b)
 {
     uint64_t v;
-    if (!arrive(b, true, "park_barrier_arrive_and_drop", &v))
+    if (!park__barrier_arrive(b, true, "park_barrier_arrive_and_drop", &v))
         return 0;
-    complete_phase(b);
+    park__barrier_complete_phase(b);
     return PARK_BARRIER_SERIAL;
-}
-
-/* ---- asynchronous waiting (lib/async.h) ---------------------------------- */
-
-static void *async_granted(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    return w->grant == GRANT_SERIAL ? (void *)(intptr_t)PARK_BARRIER_SERIAL : NULL;
-}
-
-/* An arrival cannot be given back: a released task nobody holds took
- * nothing. */
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w;
-}
-
-static const park__acq_ops_t async_ops = {
-    .wait = &phase_ops, /* ctx: the struct phase_ctx inside the task */
-    .granted = async_granted,
-    .give_back = async_give_back,
-};
-
-_Static_assert(sizeof(struct phase_ctx) <= PARK__ACQ_CTX_SIZE, "phase_ctx fits an acquisition");
-
-park_task_t *park_barrier_arrive_and_wait_async(park_barrier_t *b, park_pool_t *pool)
-{
-    /* The task first: once arrived, there is no going back on ENOMEM. */
-    park_task_t *t = park__acq_new(pool, &async_ops, b, 0);
-    if (!t)
-        return NULL;
-    uint64_t v;
-    if (arrive(b, false, "park_barrier_arrive_and_wait_async", &v)) {
-        complete_phase(b);
-        return park__acq_grant_now(t, GRANT_SERIAL);
-    }
-    struct phase_ctx *c = park__acq_ctx(t);
-    c->b = b;
-    c->phase = phase_of(v);
-    if (park__acq_enqueue(t, 0) == PARK__WAIT_QUEUED)
-        return t;
-    park__acq_discard(t); /* the phase is over already */
-    return park__task_ready();
 }
