@@ -65,7 +65,7 @@ static void acq_notify(park__waiter_t *w)
     int err = ops->outcome ? ops->outcome(a->ctx, w) : 0;
     /* acq_rel: pairs with the exchange in acq_abandon. */
     if (atomic_exchange_explicit(&a->state, ACQ_GRANTED, memory_order_acq_rel) == ACQ_ABANDONED) {
-        if (err == 0)
+        if (err == 0 && ops->give_back)
             ops->give_back(a->ctx, w);
     } else {
         void *result = err == 0 && ops->granted ? ops->granted(a->ctx, w) : NULL;
@@ -221,7 +221,7 @@ static void acq_abandon(park_task_t *t)
     /* The grant came first. acq_rel: pairs with the exchange in
      * acq_notify: whichever comes second hands the permit back. */
     if (atomic_exchange_explicit(&a->state, ACQ_ABANDONED, memory_order_acq_rel) == ACQ_GRANTED &&
-        (!a->ops->outcome || a->ops->outcome(a->ctx, &a->waiter) == 0))
+        a->ops->give_back && (!a->ops->outcome || a->ops->outcome(a->ctx, &a->waiter) == 0))
         /* acq_notify came first and completes t, but its completion can no
          * longer be seen by anyone: the permit goes back. (Otherwise
          * acq_notify sees ABANDONED and gives it back itself.) */

@@ -45,7 +45,9 @@ typedef struct park__acq_ops {
      * error, `granted` is not called and nothing is given back. */
     int (*outcome)(void *ctx, park__waiter_t *w);
     /* The grant was made to an acquisition nobody holds any more: give the
-     * permit back as its holder would have. */
+     * permit back as its holder would have. NULL where a grant holds
+     * nothing to give back (a latch's release, a barrier's phase, a lazy's
+     * value, a sent item). */
     void (*give_back)(void *ctx, park__waiter_t *w);
 } park__acq_ops_t;
 

@@ -17,18 +17,11 @@ static void *async_granted(void *ctx, park__waiter_t *w)
     return w->grant == PARK__BARRIER_GRANT_SERIAL ? (void *)(intptr_t)PARK_BARRIER_SERIAL : NULL;
 }
 
-/* An arrival cannot be given back: a released task nobody holds took
- * nothing. */
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w;
-}
-
+/* No give_back: an arrival cannot be given back, a released task nobody
+ * holds took nothing. */
 static const park__acq_ops_t async_ops = {
     .wait = &park__barrier_phase_ops, /* ctx: the struct park__barrier_phase_ctx inside the task */
     .granted = async_granted,
-    .give_back = async_give_back,
 };
 
 park_task_t *park_barrier_arrive_and_wait_async(park_barrier_t *b, park_pool_t *pool)

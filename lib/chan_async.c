@@ -108,12 +108,6 @@ static void recv_give_back(void *ctx, park__waiter_t *w)
     give_back_item(op->ch, op->item);
 }
 
-static void send_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w; /* the item went in: nothing is held */
-}
-
 static const park__acq_ops_t recv_acq_ops = {
     .wait = &park__chan_recv_wait_ops,
     .granted = recv_granted,
@@ -121,10 +115,10 @@ static const park__acq_ops_t recv_acq_ops = {
     .give_back = recv_give_back,
 };
 
+/* No give_back: the item went in, nothing is held. */
 static const park__acq_ops_t send_acq_ops = {
     .wait = &park__chan_send_wait_ops,
     .outcome = acq_outcome,
-    .give_back = send_give_back,
 };
 
 /* Completes an acquisition that was never left queued as a grant would,

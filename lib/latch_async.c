@@ -10,17 +10,11 @@
 _Static_assert(sizeof(struct park__latch_wait_ctx) <= PARK__ACQ_CTX_SIZE,
                "wait_ctx fits an acquisition");
 
-/* A released latch stays released: a grant nobody saw takes nothing. */
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w;
-}
-
+/* No give_back: a released latch stays released, a grant nobody saw took
+ * nothing. */
 static const park__acq_ops_t async_ops = {
     .wait = &park__latch_wait_ops, /* ctx: the struct park__latch_wait_ctx inside the task */
     .try_take = park__latch_wait_taken,
-    .give_back = async_give_back,
 };
 
 park_task_t *park_latch_wait_async_until(park_latch_t *l, park_pool_t *pool, park_time_t deadline)

@@ -60,17 +60,11 @@ static void *async_granted(void *ctx, park__waiter_t *w)
     return ((struct park__lazy_queue_ctx *)ctx)->value; /* grant_result's copy */
 }
 
-static void async_give_back(void *ctx, park__waiter_t *w)
-{
-    (void)ctx;
-    (void)w; /* a value is not a permit: nothing to hand back */
-}
-
+/* No give_back: a value is not a permit, nothing to hand back. */
 static const park__acq_ops_t async_ops = {
     .wait = &park__lazy_queue_ops, /* ctx: the struct park__lazy_queue_ctx inside the task */
     .outcome = async_outcome,
     .granted = async_granted,
-    .give_back = async_give_back,
 };
 
 /* An acquisition of l's run whose continuations run on pool; NULL on
