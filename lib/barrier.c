@@ -82,10 +82,7 @@ int park_barrier_destroy(park_barrier_t *b)
     if (!b)
         return 0;
     /* acquire: pairs with the release of the last advance. */
-    if (!(__atomic_load_n(&b->state_, __ATOMIC_ACQUIRE) & WAITERS))
-        return 0;
-    /* In a forked child W may outlive the waiters left behind. */
-    return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(b) ? 0 : EBUSY;
+    return park__wait_destroy_busy(b, __atomic_load_n(&b->state_, __ATOMIC_ACQUIRE) & WAITERS);
 }
 
 /* ---- arriving --------------------------------------------------------- */

@@ -66,10 +66,7 @@ int park_event_destroy(park_event_t *e)
     if (!e)
         return 0;
     /* acquire: pairs with the release of the last set. */
-    if (!(__atomic_load_n(&e->state_, __ATOMIC_ACQUIRE) & WAITERS))
-        return 0;
-    /* In a forked child WAITERS may outlive the waiters left behind. */
-    return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(e) ? 0 : EBUSY;
+    return park__wait_destroy_busy(e, __atomic_load_n(&e->state_, __ATOMIC_ACQUIRE) & WAITERS);
 }
 
 /* ---- waiting ------------------------------------------------------------ */

@@ -52,10 +52,7 @@ int park_latch_destroy(park_latch_t *l)
     if (!l)
         return 0;
     /* acquire: pairs with the release of the last count_down. */
-    if (!(__atomic_load_n(&l->state_, __ATOMIC_ACQUIRE) & WAITERS))
-        return 0;
-    /* In a forked child WAITERS may outlive the waiters left behind. */
-    return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(l) ? 0 : EBUSY;
+    return park__wait_destroy_busy(l, __atomic_load_n(&l->state_, __ATOMIC_ACQUIRE) & WAITERS);
 }
 
 uint32_t park_latch_count(const park_latch_t *l)

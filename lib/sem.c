@@ -136,10 +136,7 @@ int park_sem_destroy(park_sem_t *s)
     if (!s)
         return 0;
     /* acquire: pairs with the release of the last release/grant. */
-    if (!(__atomic_load_n(&s->state_, __ATOMIC_ACQUIRE) & WAITERS))
-        return 0;
-    /* In a forked child WAITERS may outlive the waiters left behind. */
-    return PARK__UNLIKELY(park__forked) && !park__wait_has_waiters(s) ? 0 : EBUSY;
+    return park__wait_destroy_busy(s, __atomic_load_n(&s->state_, __ATOMIC_ACQUIRE) & WAITERS);
 }
 
 uint32_t park_sem_count(const park_sem_t *s)

@@ -17,9 +17,11 @@
  * 101), so it is the first to run in a child: the program's child
  * handlers (and lazy.c's) run on reset queues, with park__fork_gen already
  * counting this fork. */
+#include <errno.h>
 #include <pthread.h>
 
 #include "wait/fork.h"
+#include "wait/wait.h"
 
 bool park__forked;
 uint32_t park__fork_gen;
@@ -34,4 +36,11 @@ static void fork_child(void)
 __attribute__((constructor(101))) static void fork_register(void)
 {
     pthread_atfork(NULL, NULL, fork_child);
+}
+
+int park__wait_destroy_busy(const void *key, bool waiters)
+{
+    if (!waiters)
+        return 0;
+    return __builtin_expect(park__forked, 0) && !park__wait_has_waiters(key) ? 0 : EBUSY;
 }

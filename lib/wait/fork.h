@@ -38,6 +38,13 @@ static inline bool park__woken_mark(bool mark)
     return mark && !__builtin_expect(park__forked, 0);
 }
 
+/* A destroy's answer for the primitive at key, whose word says that
+ * waiters are queued (`waiters`, read by an acquire that pairs with the
+ * primitive's last release): EBUSY, but 0 in a forked child once nobody is
+ * queued (the word's mark outlived the waiters the fork left behind); 0
+ * without the mark. */
+int park__wait_destroy_busy(const void *key, bool waiters);
+
 /* The child handler's work (lib/wait/queue.c): empties every queue
  * without walking it, unlocks every bucket and zeroes the hints. A waiter
  * left behind still says `queued`; park__wait_cancel in a child checks
