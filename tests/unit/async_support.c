@@ -39,16 +39,9 @@ void assert_pending(park_task_t *t)
 
 /* ---- continuations ---------------------------------------------------------------- */
 
-static _Thread_local bool in_release; /* set around a call that releases a primitive */
+_Thread_local bool in_release;
 
-struct cont {
-    park_pool_t *pool;
-    atomic_int runs;
-    int err;
-    void *result;
-};
-
-static void cont_fn(park_task_t *done, void *arg)
+void cont_fn(park_task_t *done, void *arg)
 {
     struct cont *c = arg;
     if (in_release)
@@ -58,7 +51,7 @@ static void cont_fn(park_task_t *done, void *arg)
     atomic_fetch_add(&c->runs, 1);
 }
 
-static void then(park_task_t *t, struct cont *c, park_pool_t *pool)
+void then(park_task_t *t, struct cont *c, park_pool_t *pool)
 {
     memset(c, 0, sizeof *c);
     c->pool = pool;

@@ -17,6 +17,7 @@
 #ifndef PARK_TESTS_UNIT_ASYNC_SUPPORT_H
 #define PARK_TESTS_UNIT_ASYNC_SUPPORT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include <park/pool.h>
@@ -32,6 +33,25 @@ void assert_completed(park_task_t *t, int err);
 /* Checked without reading the outcome (park_task_done is true only once it
  * is complete, so a false answer observes nothing). */
 void assert_pending(park_task_t *t);
+
+/* Set around a call that releases a primitive (or sets an event): a
+ * continuation run within that call fails the test. */
+extern _Thread_local bool in_release;
+
+/* What a continuation saw: cont_fn, registered with c as its argument,
+ * checks that it runs on c->pool and not within a releasing call, keeps
+ * the task's outcome and counts its runs. */
+struct cont {
+    park_pool_t *pool;
+    atomic_int runs;
+    int err;
+    void *result;
+};
+
+void cont_fn(park_task_t *done, void *arg);
+
+/* Registers cont_fn on t for pool, with c (zeroed first). */
+void then(park_task_t *t, struct cont *c, park_pool_t *pool);
 
 /* One kind of acquisition: `hold` takes a blocking hold that keeps `async`
  * from completing at once, `drop_hold` releases it, `release` releases

@@ -16,29 +16,11 @@
 #include "event_test.h"
 #include "test.h"
 
-static _Thread_local bool in_set; /* set around a call that sets the event */
-
-struct cont {
-    park_pool_t *pool;
-    atomic_int runs;
-    int err;
-};
-
-static void cont_fn(park_task_t *done, void *arg)
-{
-    struct cont *c = arg;
-    if (in_set)
-        test_fail(__FILE__, __LINE__, "a continuation ran within the setting call");
-    ASSERT_TRUE(park_pool_current() == c->pool);
-    c->err = park_task_result(done, NULL);
-    atomic_fetch_add(&c->runs, 1);
-}
-
 static void set_outside_continuations(park_event_t *e)
 {
-    in_set = true;
+    in_release = true;
     park_event_set(e);
-    in_set = false;
+    in_release = false;
 }
 
 /* ---- asynchronous waits --------------------------------------------------------------- */
