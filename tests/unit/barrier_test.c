@@ -1,12 +1,6 @@
 /* tests/unit/barrier_test.c: park_latch and park_barrier, one behaviour
- * per test.
- *
- * Threads are lined up by handshakes: "thread T waits" is observed in the
- * wait queue itself (park__wait_count of the object's address), so no
- * verdict depends on a sleep; the only timing asserted is that a timed
- * wait never gives up before its deadline (and, generously, not seconds
- * after). Continuations check a thread-local flag that the test sets
- * around the call that releases the waiters. */
+ * per test; their asynchronous wait and arrival: latch_async_test.c and
+ * barrier_async_test.c. Lined up as tests/unit/barrier_test.h says. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,89 +8,12 @@
 
 #include <park/park.h>
 
-#include "pool/pool.h" /* white box: park__pool_closing */
 #include "wait/wait.h"
 
+#include "barrier_test.h"
 #include "test.h"
 
-/* ---- helpers ---------------------------------------------------------------------- */
-
-static park_pool_t *pool_new(unsigned threads)
-{
-    park_pool_t *pool = NULL;
-    park_pool_config_t cfg = {.threads = threads};
-    ASSERT_EQ(park_pool_create(&pool, &cfg), 0);
-    return pool;
-}
-
-static park_task_t *not_null(park_task_t *t)
-{
-    ASSERT_TRUE(t != NULL);
-    return t;
-}
-
-static _Thread_local bool in_release; /* set around a call that releases waiters */
-
-struct cont {
-    park_pool_t *pool;
-    atomic_int runs;
-    int err;
-    void *result;
-};
-
-static void cont_fn(park_task_t *done, void *arg)
-{
-    struct cont *c = arg;
-    if (in_release)
-        test_fail(__FILE__, __LINE__, "a continuation ran within the releasing call");
-    ASSERT_TRUE(park_pool_current() == c->pool);
-    c->err = park_task_result(done, &c->result);
-    atomic_fetch_add(&c->runs, 1);
-}
-
 /* ---- latch: threads ------------------------------------------------------------------ */
-
-enum latch_call { LATCH_WAIT, LATCH_WAIT_UNTIL, LATCH_ARRIVE_AND_WAIT };
-
-struct latch_waiter {
-    park_latch_t *l;
-    enum latch_call call;
-    uint64_t timeout_ns; /* LATCH_WAIT_UNTIL: the deadline from the thread's start */
-    uint32_t n;          /* LATCH_ARRIVE_AND_WAIT */
-    int result;
-    atomic_bool done;
-};
-
-static void *latch_waiter_main(void *arg)
-{
-    struct latch_waiter *w = arg;
-    switch (w->call) {
-    case LATCH_WAIT:
-        park_latch_wait(w->l);
-        w->result = 0;
-        break;
-    case LATCH_WAIT_UNTIL:
-        w->result = park_latch_wait_until(w->l, park_deadline_in(w->timeout_ns));
-        break;
-    case LATCH_ARRIVE_AND_WAIT:
-        w->result = park_latch_arrive_and_wait(w->l, w->n);
-        break;
-    }
-    atomic_store(&w->done, true);
-    return NULL;
-}
-
-/* Starts waiters w[0..n) one at a time, each queued before the next. */
-static void queue_latch_waiters(park_latch_t *l, struct latch_waiter *w, test_threads_t **t, int n)
-{
-    size_t base = park__wait_count(l);
-    for (int i = 0; i < n; i++) {
-        w[i].l = l;
-        atomic_init(&w[i].done, false);
-        t[i] = test_threads_start(1, latch_waiter_main, &w[i], 0);
-        AWAIT(park__wait_count(l) == base + (size_t)i + 1);
-    }
-}
 
 static int latch_done(struct latch_waiter *w, int n)
 {
@@ -104,12 +21,6 @@ static int latch_done(struct latch_waiter *w, int n)
     for (int i = 0; i < n; i++)
         done += atomic_load(&w[i].done);
     return done;
-}
-
-static void join_all(test_threads_t **t, int n)
-{
-    for (int i = 0; i < n; i++)
-        test_threads_join(t[i]);
 }
 
 /* ---- latch: initialisation ------------------------------------------------------------- */
@@ -373,233 +284,6 @@ TEST(latch_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
     ASSERT_EQ(park_latch_destroy(&l), 0);
 }
 
-/* ---- latch: asynchronous waits ------------------------------------------------------- */
-
-TEST(latch_wait_async_on_a_released_latch_is_a_shared_completed_task)
-{
-    park_latch_t l = PARK_LATCH_INIT(0);
-    park_task_t *t = not_null(park_latch_wait_async(&l, NULL));
-    park_task_t *u = not_null(park_latch_wait_async(&l, NULL));
-    ASSERT_TRUE(t == u);
-    ASSERT_TRUE(park_task_done(t));
-    ASSERT_EQ(park_task_result(t, NULL), 0);
-    park_task_release(t);
-    park_task_release(u);
-}
-
-TEST(latch_wait_async_completes_at_zero_and_never_on_the_counting_thread)
-{
-    park_pool_t *pool = pool_new(1);
-    park_latch_t l = PARK_LATCH_INIT(2);
-    park_task_t *t = not_null(park_latch_wait_async(&l, pool));
-    ASSERT_EQ(park__wait_count(&l), 1);
-    struct cont c = {.pool = pool};
-    ASSERT_EQ(park_task_then(t, pool, cont_fn, &c), 0);
-    ASSERT_EQ(park_latch_count_down(&l, 1), 0);
-    ASSERT_FALSE(park_task_done(t));
-    in_release = true;
-    ASSERT_EQ(park_latch_count_down(&l, 1), 0);
-    in_release = false;
-    ASSERT_EQ(park_task_wait(t, NULL), 0);
-    AWAIT(atomic_load(&c.runs) == 1);
-    ASSERT_EQ(c.err, 0);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
-TEST(latch_release_completes_async_and_blocking_waiters_together)
-{
-    enum { N = 3 };
-    park_pool_t *pool = pool_new(1);
-    park_latch_t l = PARK_LATCH_INIT(1);
-    park_task_t *t[N];
-    for (int i = 0; i < N; i++)
-        t[i] = not_null(park_latch_wait_async(&l, pool));
-    struct latch_waiter w[1];
-    test_threads_t *th[1];
-    memset(w, 0, sizeof w);
-    queue_latch_waiters(&l, w, th, 1);
-    ASSERT_EQ(park_latch_count_down(&l, 1), 0);
-    for (int i = 0; i < N; i++) {
-        ASSERT_EQ(park_task_wait(t[i], NULL), 0);
-        park_task_release(t[i]);
-    }
-    join_all(th, 1);
-    park_pool_destroy(pool);
-}
-
-TEST(latch_cancelled_async_waiter_leaves_the_queue_and_the_count)
-{
-    park_pool_t *pool = pool_new(1);
-    park_latch_t l = PARK_LATCH_INIT(1);
-    park_task_t *t = not_null(park_latch_wait_async(&l, pool));
-    ASSERT_EQ(park_task_cancel(t), 0);
-    ASSERT_EQ(park_task_wait(t, NULL), ECANCELED);
-    ASSERT_EQ(park__wait_count(&l), 0);
-    ASSERT_EQ(park_latch_count(&l), 1);
-    ASSERT_EQ(park_latch_destroy(&l), 0);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
-TEST(latch_cancel_after_the_release_is_ealready)
-{
-    park_pool_t *pool = pool_new(1);
-    park_latch_t l = PARK_LATCH_INIT(1);
-    park_task_t *t = not_null(park_latch_wait_async(&l, pool));
-    ASSERT_EQ(park_latch_count_down(&l, 1), 0);
-    ASSERT_EQ(park_task_cancel(t), EALREADY);
-    ASSERT_EQ(park_task_wait(t, NULL), 0);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
-TEST(latch_dropping_a_pending_async_wait_cancels_it)
-{
-    park_pool_t *pool = pool_new(1);
-    park_latch_t l = PARK_LATCH_INIT(1);
-    park_task_t *t = not_null(park_latch_wait_async(&l, pool));
-    park_task_release(t);
-    ASSERT_EQ(park__wait_count(&l), 0);
-    ASSERT_EQ(park_latch_count_down(&l, 1), 0);
-    ASSERT_TRUE(park_latch_try_wait(&l));
-    park_pool_destroy(pool);
-}
-
-TEST(latch_wait_async_until_a_passed_deadline_on_a_counting_latch_is_etimedout_at_once)
-{
-    park_pool_t *pool = pool_new(1);
-    park_latch_t l = PARK_LATCH_INIT(1);
-    park_task_t *t = not_null(park_latch_wait_async_until(&l, pool, park_now()));
-    ASSERT_TRUE(park_task_done(t));
-    ASSERT_EQ(park_task_result(t, NULL), ETIMEDOUT);
-    ASSERT_EQ(park__wait_count(&l), 0);
-    park_task_release(t);
-    t = not_null(park_latch_wait_async_until(&l, pool, 0));
-    ASSERT_EQ(park_task_result(t, NULL), ETIMEDOUT);
-    park_task_release(t);
-    ASSERT_EQ(park_latch_count_down(&l, 1), 0);
-    t = not_null(park_latch_wait_async_until(&l, pool, 0)); /* released: passes */
-    ASSERT_TRUE(park_task_done(t));
-    ASSERT_EQ(park_task_result(t, NULL), 0);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
-TEST(latch_wait_async_until_a_near_deadline_is_etimedout_not_before_it)
-{
-    park_pool_t *pool = pool_new(1);
-    park_latch_t l = PARK_LATCH_INIT(1);
-    park_time_t deadline = park_deadline_in(5 * MS);
-    park_task_t *t = not_null(park_latch_wait_async_until(&l, pool, deadline));
-    ASSERT_EQ(park_task_wait(t, NULL), ETIMEDOUT);
-    ASSERT_GE(park_now(), deadline);
-    ASSERT_EQ(park__wait_count(&l), 0);
-    ASSERT_EQ(park_latch_count(&l), 1);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
-TEST(latch_wait_async_until_passes_when_released_before_the_deadline)
-{
-    park_pool_t *pool = pool_new(1);
-    park_latch_t l = PARK_LATCH_INIT(1);
-    park_task_t *t = not_null(
-        park_latch_wait_async_until(&l, pool, park_deadline_in(3600 * 1000 * (uint64_t)MS)));
-    ASSERT_EQ(park_latch_count_down(&l, 1), 0);
-    ASSERT_EQ(park_task_wait(t, NULL), 0);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
-TEST(latch_wait_async_until_with_a_deadline_and_no_pool_is_einval)
-{
-    park_latch_t l = PARK_LATCH_INIT(1);
-    park_task_t *t = not_null(park_latch_wait_async_until(&l, NULL, park_deadline_in(MS)));
-    ASSERT_TRUE(park_task_done(t));
-    ASSERT_EQ(park_task_result(t, NULL), EINVAL);
-    ASSERT_EQ(park__wait_count(&l), 0);
-    park_task_release(t);
-}
-
-struct closing {
-    park_pool_t *pool;
-    park_latch_t l;
-    int err;
-};
-
-static void closing_job(void *arg)
-{
-    struct closing *c = arg;
-    AWAIT(park__pool_closing(c->pool));
-    park_task_t *t = not_null(
-        park_latch_wait_async_until(&c->l, c->pool, park_deadline_in(60000 * (uint64_t)MS)));
-    ASSERT_TRUE(park_task_done(t));
-    c->err = park_task_result(t, NULL);
-    park_task_release(t);
-}
-
-TEST(latch_wait_async_until_on_a_pool_shutting_down_is_etimedout_at_once)
-{
-    struct closing c = {.pool = pool_new(1), .l = PARK_LATCH_INIT(1), .err = -1};
-    ASSERT_EQ(park_pool_submit(c.pool, closing_job, &c), 0);
-    park_pool_destroy(c.pool);
-    ASSERT_EQ(c.err, ETIMEDOUT);
-    ASSERT_EQ(park__wait_count(&c.l), 0);
-}
-
-/* ---- barrier: helpers -------------------------------------------------------------- */
-
-/* Counts completions and checks, in each, that no participant has left the
- * phase yet (the completion runs before anyone is released). */
-struct phases {
-    atomic_uint completions;
-    atomic_uint returned; /* arrive_and_wait calls returned, all phases */
-    unsigned returned_at_completion;
-    pthread_t completed_on;
-};
-
-static void count_phase(void *arg)
-{
-    struct phases *p = arg;
-    p->returned_at_completion = atomic_load(&p->returned);
-    p->completed_on = pthread_self();
-    atomic_fetch_add(&p->completions, 1);
-}
-
-struct participant {
-    park_barrier_t *b;
-    struct phases *p;
-    int result;
-    pthread_t self;
-    atomic_bool done;
-};
-
-static void *participant_main(void *arg)
-{
-    struct participant *w = arg;
-    w->self = pthread_self();
-    w->result = park_barrier_arrive_and_wait(w->b);
-    if (w->p)
-        atomic_fetch_add(&w->p->returned, 1);
-    atomic_store(&w->done, true);
-    return NULL;
-}
-
-/* Starts participants w[0..n), each queued before the next. */
-static void queue_participants(park_barrier_t *b, struct phases *p, struct participant *w,
-                               test_threads_t **t, int n)
-{
-    size_t base = park__wait_count(b);
-    for (int i = 0; i < n; i++) {
-        w[i].b = b;
-        w[i].p = p;
-        atomic_init(&w[i].done, false);
-        t[i] = test_threads_start(1, participant_main, &w[i], 0);
-        AWAIT(park__wait_count(b) == base + (size_t)i + 1);
-    }
-}
-
 /* ---- barrier: initialisation --------------------------------------------------------- */
 
 TEST(barrier_size_is_24_bytes)
@@ -827,110 +511,6 @@ TEST(barrier_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable)
     ASSERT_EQ(park_barrier_destroy(&b), 0);
 }
 
-/* ---- barrier: asynchronous arrivals ---------------------------------------------------- */
-
-TEST(barrier_async_arrival_that_completes_the_phase_is_complete_and_serial)
-{
-    struct phases p;
-    memset(&p, 0, sizeof p);
-    park_barrier_t b = PARK_BARRIER_INIT(1, count_phase, &p);
-    park_task_t *t = not_null(park_barrier_arrive_and_wait_async(&b, NULL));
-    ASSERT_TRUE(park_task_done(t));
-    void *result = NULL;
-    ASSERT_EQ(park_task_result(t, &result), 0);
-    ASSERT_EQ((intptr_t)result, PARK_BARRIER_SERIAL);
-    ASSERT_EQ(atomic_load(&p.completions), 1);
-    ASSERT_TRUE(pthread_equal(p.completed_on, pthread_self()));
-    park_task_release(t);
-}
-
-TEST(barrier_async_arrival_completes_when_the_phase_ends_and_never_on_the_completing_thread)
-{
-    park_pool_t *pool = pool_new(1);
-    park_barrier_t b = PARK_BARRIER_INIT(2, NULL, NULL);
-    park_task_t *t = not_null(park_barrier_arrive_and_wait_async(&b, pool));
-    ASSERT_FALSE(park_task_done(t));
-    ASSERT_EQ(park__wait_count(&b), 1);
-    struct cont c = {.pool = pool};
-    ASSERT_EQ(park_task_then(t, pool, cont_fn, &c), 0);
-    in_release = true;
-    ASSERT_EQ(park_barrier_arrive_and_wait(&b), PARK_BARRIER_SERIAL);
-    in_release = false;
-    void *result = (void *)1;
-    ASSERT_EQ(park_task_wait(t, &result), 0);
-    ASSERT_TRUE(result == NULL);
-    AWAIT(atomic_load(&c.runs) == 1);
-    ASSERT_EQ(c.err, 0);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
-TEST(barrier_async_and_blocking_arrivals_share_a_phase)
-{
-    park_pool_t *pool = pool_new(1);
-    struct phases p;
-    memset(&p, 0, sizeof p);
-    park_barrier_t b = PARK_BARRIER_INIT(3, count_phase, &p);
-    park_task_t *t = not_null(park_barrier_arrive_and_wait_async(&b, pool));
-    struct participant w[1];
-    test_threads_t *th[1];
-    memset(w, 0, sizeof w);
-    queue_participants(&b, &p, w, th, 1);
-    park_task_t *last = not_null(park_barrier_arrive_and_wait_async(&b, pool));
-    void *result = NULL;
-    ASSERT_EQ(park_task_result(last, &result), 0); /* complete on return */
-    ASSERT_EQ((intptr_t)result, PARK_BARRIER_SERIAL);
-    ASSERT_EQ(park_task_wait(t, &result), 0);
-    ASSERT_TRUE(result == NULL);
-    join_all(th, 1);
-    ASSERT_EQ(w[0].result, 0);
-    ASSERT_EQ(atomic_load(&p.completions), 1);
-    park_task_release(t);
-    park_task_release(last);
-    park_pool_destroy(pool);
-}
-
-TEST(barrier_cancelling_an_async_arrival_stops_the_wait_and_keeps_the_arrival)
-{
-    park_pool_t *pool = pool_new(1);
-    struct phases p;
-    memset(&p, 0, sizeof p);
-    park_barrier_t b = PARK_BARRIER_INIT(2, count_phase, &p);
-    park_task_t *t = not_null(park_barrier_arrive_and_wait_async(&b, pool));
-    ASSERT_EQ(park_task_cancel(t), 0);
-    ASSERT_EQ(park_task_wait(t, NULL), ECANCELED);
-    ASSERT_EQ(park__wait_count(&b), 0);
-    ASSERT_EQ(park_barrier_destroy(&b), 0);
-    /* The cancelled arrival still counts: one more completes the phase. */
-    ASSERT_EQ(park_barrier_arrive_and_wait(&b), PARK_BARRIER_SERIAL);
-    ASSERT_EQ(atomic_load(&p.completions), 1);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
-TEST(barrier_dropping_a_pending_async_arrival_keeps_the_arrival)
-{
-    park_pool_t *pool = pool_new(1);
-    park_barrier_t b = PARK_BARRIER_INIT(2, NULL, NULL);
-    park_task_t *t = not_null(park_barrier_arrive_and_wait_async(&b, pool));
-    park_task_release(t);
-    ASSERT_EQ(park__wait_count(&b), 0);
-    ASSERT_EQ(park_barrier_arrive_and_wait(&b), PARK_BARRIER_SERIAL);
-    park_pool_destroy(pool);
-}
-
-TEST(barrier_cancelling_an_async_arrival_after_its_phase_ended_is_ealready)
-{
-    park_pool_t *pool = pool_new(1);
-    park_barrier_t b = PARK_BARRIER_INIT(2, NULL, NULL);
-    park_task_t *t = not_null(park_barrier_arrive_and_wait_async(&b, pool));
-    ASSERT_EQ(park_barrier_arrive_and_wait(&b), PARK_BARRIER_SERIAL);
-    ASSERT_EQ(park_task_cancel(t), EALREADY);
-    ASSERT_EQ(park_task_wait(t, NULL), 0);
-    park_task_release(t);
-    park_pool_destroy(pool);
-}
-
 static const test_case_t tests[] = {
     TEST_ENTRY(latch_size_is_4_bytes),
     TEST_ENTRY(latch_static_initialiser_sets_the_count),
@@ -953,17 +533,6 @@ static const test_case_t tests[] = {
     TEST_ENTRY(latch_destroy_without_waiters_returns_zero),
     TEST_ENTRY(latch_destroy_of_null_returns_zero),
     TEST_ENTRY(latch_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
-    TEST_ENTRY(latch_wait_async_on_a_released_latch_is_a_shared_completed_task),
-    TEST_ENTRY(latch_wait_async_completes_at_zero_and_never_on_the_counting_thread),
-    TEST_ENTRY(latch_release_completes_async_and_blocking_waiters_together),
-    TEST_ENTRY(latch_cancelled_async_waiter_leaves_the_queue_and_the_count),
-    TEST_ENTRY(latch_cancel_after_the_release_is_ealready),
-    TEST_ENTRY(latch_dropping_a_pending_async_wait_cancels_it),
-    TEST_ENTRY(latch_wait_async_until_a_passed_deadline_on_a_counting_latch_is_etimedout_at_once),
-    TEST_ENTRY(latch_wait_async_until_a_near_deadline_is_etimedout_not_before_it),
-    TEST_ENTRY(latch_wait_async_until_passes_when_released_before_the_deadline),
-    TEST_ENTRY(latch_wait_async_until_with_a_deadline_and_no_pool_is_einval),
-    TEST_ENTRY(latch_wait_async_until_on_a_pool_shutting_down_is_etimedout_at_once),
     TEST_ENTRY(barrier_size_is_24_bytes),
     TEST_ENTRY(barrier_init_with_zero_or_above_max_is_einval_and_changes_nothing),
     TEST_ENTRY(barrier_init_accepts_max),
@@ -979,13 +548,6 @@ static const test_case_t tests[] = {
     TEST_ENTRY(barrier_destroy_without_waiters_returns_zero),
     TEST_ENTRY(barrier_destroy_of_null_returns_zero),
     TEST_ENTRY(barrier_destroy_with_a_waiter_is_ebusy_and_keeps_it_usable),
-    TEST_ENTRY(barrier_async_arrival_that_completes_the_phase_is_complete_and_serial),
-    TEST_ENTRY(
-        barrier_async_arrival_completes_when_the_phase_ends_and_never_on_the_completing_thread),
-    TEST_ENTRY(barrier_async_and_blocking_arrivals_share_a_phase),
-    TEST_ENTRY(barrier_cancelling_an_async_arrival_stops_the_wait_and_keeps_the_arrival),
-    TEST_ENTRY(barrier_dropping_a_pending_async_arrival_keeps_the_arrival),
-    TEST_ENTRY(barrier_cancelling_an_async_arrival_after_its_phase_ended_is_ealready),
 };
 
 int main(int argc, char **argv)
