@@ -11,6 +11,7 @@
 #include "wait/wait.h"
 
 #include "async_support.h"
+#include "sem_test.h"
 #include "test.h"
 
 static void spin(uint64_t *rng, uint32_t max)
@@ -533,6 +534,139 @@ TEST(sem_async_until_on_a_pool_shutting_down_is_etimedout_at_once_and_takes_noth
     ASSERT_EQ(park_sem_count(&c.s), 1);
 }
 
+/* ---- several permits at once ---------------------------------------------------- */
+
+/* Also without a pool, and with a deadline: the argument is checked first. */
+TEST(sem_async_acquire_n_of_zero_or_beyond_max_is_a_task_completed_with_einval)
+{
+    park_pool_t *pool = pool_new(1);
+    park_sem_t s = PARK_SEM_INIT(0, 3);
+    park_task_t *t[] = {
+        not_null(park_sem_acquire_n_async(&s, 0, pool)),
+        not_null(park_sem_acquire_n_async(&s, 4, pool)),
+        not_null(park_sem_acquire_n_async(&s, 0, NULL)),
+        not_null(park_sem_acquire_n_async_until(&s, 4, pool, PARK_FOREVER)),
+        not_null(park_sem_acquire_n_async_until(&s, 0, pool, park_deadline_in(HANG_NS))),
+        not_null(park_sem_acquire_n_async_until(&s, UINT32_MAX, NULL, 0)),
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        ASSERT_TRUE(park_task_done(t[i]));
+        ASSERT_EQ(park_task_wait(t[i], NULL), EINVAL);
+        park_task_release(t[i]);
+    }
+    ASSERT_EQ(park__wait_count(&s), 0);
+    ASSERT_EQ(park_sem_count(&s), 0);
+    park_pool_destroy(pool);
+}
+
+/* A task of three is handed nothing until all three are there. */
+static void async_acquire_n_completes_only_with_all_n(park_sem_t *s)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *t = not_null(park_sem_acquire_n_async(s, 3, pool));
+    ASSERT_FALSE(park_task_done(t));
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(park_sem_release(s, 1), 0);
+        ASSERT_FALSE(park_task_done(t));
+        ASSERT_EQ(park_sem_count(s), 0); /* a task is owed: they are gathered */
+    }
+    ASSERT_EQ(park_sem_release(s, 2), 0);
+    ASSERT_EQ(park_task_wait(t, NULL), 0);
+    park_task_release(t);
+    ASSERT_EQ(park_sem_count(s), 1);
+    ASSERT_EQ(park_sem_release(s, 3), 0); /* the task's holder gives them back */
+    ASSERT_EQ(park_sem_count(s), 4);
+    park_pool_destroy(pool);
+}
+
+TEST(sem_async_acquire_n_completes_only_with_all_n)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    async_acquire_n_completes_only_with_all_n(&s);
+}
+
+TEST(sem_fifo_async_acquire_n_completes_only_with_all_n)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
+    async_acquire_n_completes_only_with_all_n(&s);
+}
+
+TEST(sem_async_acquire_n_of_free_permits_is_a_shared_completed_task)
+{
+    park_sem_t s = PARK_SEM_INIT(4, 4);
+    park_task_t *t = not_null(park_sem_acquire_n_async(&s, 3, NULL));
+    ASSERT_TRUE(park_task_done(t));
+    ASSERT_EQ(park_task_wait(t, NULL), 0);
+    ASSERT_EQ(park_sem_count(&s), 1);
+    park_task_t *u = not_null(park_sem_acquire_async(&s, NULL));
+    ASSERT_TRUE(u == t); /* the same permanent object */
+    park_task_release(u);
+    park_task_release(t); /* the permits stay the caller's */
+    ASSERT_EQ(park_sem_count(&s), 0);
+    ASSERT_EQ(park__wait_count(&s), 0);
+}
+
+/* A cancelled (or dropped) task of three that had gathered two gives them
+ * back, and the waiter of one behind it is served from them. */
+static void cancelled_async_large_waiter_gives_back(park_sem_t *s, bool drop)
+{
+    park_pool_t *pool = pool_new(1);
+    park_task_t *t = not_null(park_sem_acquire_n_async(s, 3, pool));
+    AWAIT(park__wait_count(s) == 1);
+    struct acquirer a[1];
+    test_threads_t *th[1];
+    queue_acquirers(s, a, th, 1, NULL);
+    ASSERT_EQ(park_sem_release(s, 2), 0);
+    ASSERT_EQ(park_sem_count(s), 0); /* gathered by the task */
+    ASSERT_FALSE(atomic_load(&a[0].done));
+    if (drop) {
+        park_task_release(t);
+    } else {
+        ASSERT_EQ(park_task_cancel(t), 0);
+        ASSERT_EQ(park_task_wait(t, NULL), ECANCELED);
+        park_task_release(t);
+    }
+    join_all(th, 1);
+    ASSERT_EQ(park_sem_count(s), 1);
+    ASSERT_EQ(park__wait_count(s), 0);
+    ASSERT_EQ(park_sem_release(s, 1), 0); /* the thread's */
+    ASSERT_EQ(park_sem_count(s), 2);
+    ASSERT_EQ(park_sem_destroy(s), 0);
+    park_pool_destroy(pool);
+}
+
+TEST(sem_cancelled_async_large_waiter_gives_back_the_permits_it_gathered)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    cancelled_async_large_waiter_gives_back(&s, false);
+}
+
+TEST(sem_fifo_cancelled_async_large_waiter_gives_back_the_permits_it_gathered)
+{
+    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
+    cancelled_async_large_waiter_gives_back(&s, false);
+}
+
+TEST(sem_dropped_async_large_waiter_gives_back_the_permits_it_gathered)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    cancelled_async_large_waiter_gives_back(&s, true);
+}
+
+TEST(sem_timed_out_async_large_waiter_gives_back_the_permits_it_gathered)
+{
+    park_pool_t *pool = pool_new(1);
+    park_sem_t s = PARK_SEM_INIT_FIFO(1, 4); /* one gathered as it queues */
+    park_task_t *t =
+        not_null(park_sem_acquire_n_async_until(&s, 3, pool, park_deadline_in(20 * MS)));
+    ASSERT_EQ(park_sem_release(&s, 1), 0);
+    ASSERT_EQ(park_task_wait(t, NULL), ETIMEDOUT);
+    park_task_release(t);
+    ASSERT_EQ(park_sem_count(&s), 2);
+    ASSERT_EQ(park__wait_count(&s), 0);
+    park_pool_destroy(pool);
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(sem_async_continuation_never_runs_on_the_releasing_thread),
     TEST_ENTRY(sem_async_uncontended_is_a_shared_completed_task),
@@ -556,6 +690,14 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_async_until_with_a_deadline_and_no_pool_is_einval_and_takes_nothing),
     TEST_ENTRY(sem_async_until_forever_needs_no_pool),
     TEST_ENTRY(sem_async_until_on_a_pool_shutting_down_is_etimedout_at_once_and_takes_nothing),
+    TEST_ENTRY(sem_async_acquire_n_of_zero_or_beyond_max_is_a_task_completed_with_einval),
+    TEST_ENTRY(sem_async_acquire_n_completes_only_with_all_n),
+    TEST_ENTRY(sem_fifo_async_acquire_n_completes_only_with_all_n),
+    TEST_ENTRY(sem_async_acquire_n_of_free_permits_is_a_shared_completed_task),
+    TEST_ENTRY(sem_cancelled_async_large_waiter_gives_back_the_permits_it_gathered),
+    TEST_ENTRY(sem_fifo_cancelled_async_large_waiter_gives_back_the_permits_it_gathered),
+    TEST_ENTRY(sem_dropped_async_large_waiter_gives_back_the_permits_it_gathered),
+    TEST_ENTRY(sem_timed_out_async_large_waiter_gives_back_the_permits_it_gathered),
 };
 
 int main(int argc, char **argv)

@@ -1,12 +1,6 @@
-/* tests/unit/sem_test.c: park_sem, one behaviour per test.
- *
- * Threads are ordered by handshakes. "Thread T is parked" is observed in the
- * wait queue itself (queued_on counts the waiters of the semaphore's key),
- * so waiters are queued in a known order and no verdict depends on a sleep;
- * the only timing asserted is that a timed acquire never gives up before
- * its deadline (and, generously, not seconds after). Sleeps are
- * choreography only: to make a waiter owed (it has waited about 1 ms), or
- * to give a wrong wake-up time to show. */
+/* tests/unit/sem_test.c: park_sem, one behaviour per test; its
+ * asynchronous acquisitions: sem_async_test.c. Lined up as
+ * tests/unit/sem_test.h says. */
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -16,67 +10,8 @@
 
 #include "wait/wait.h"
 
+#include "sem_test.h"
 #include "test.h"
-
-/* A thread that takes one permit (acquire, or acquire_until when timed). */
-struct acquirer {
-    park_sem_t *s;
-    bool timed;
-    park_time_t deadline;
-    atomic_int *returned; /* optional: counts acquirers that returned */
-    atomic_bool *go;      /* optional: the thread waits for it before acquiring */
-    int result;
-    park_time_t returned_at;
-    atomic_bool done;
-};
-
-/* Lets a thread be created ahead of the moment it should act. */
-static void await_go(atomic_bool *go)
-{
-    while (go && !atomic_load(go))
-        sched_yield();
-}
-
-static void *acquirer_main(void *arg)
-{
-    struct acquirer *a = arg;
-    await_go(a->go);
-    if (a->timed) {
-        a->result = park_sem_acquire_until(a->s, a->deadline);
-    } else {
-        park_sem_acquire(a->s);
-        a->result = 0;
-    }
-    a->returned_at = park_now();
-    atomic_store(&a->done, true);
-    if (a->returned)
-        atomic_fetch_add(a->returned, 1);
-    return NULL;
-}
-
-static test_threads_t *start_acquirer(struct acquirer *a)
-{
-    return test_threads_start(1, acquirer_main, a, sizeof *a);
-}
-
-/* Starts n blocking acquirers one at a time, each queued before the next
- * starts, so a[0] is the oldest waiter. */
-static void queue_acquirers(park_sem_t *s, struct acquirer *a, test_threads_t **t, int n,
-                            atomic_int *returned)
-{
-    size_t base = park__wait_count(s);
-    for (int i = 0; i < n; i++) {
-        a[i] = (struct acquirer){.s = s, .returned = returned};
-        t[i] = start_acquirer(&a[i]);
-        AWAIT(park__wait_count(s) == base + (size_t)i + 1);
-    }
-}
-
-static void join_all(test_threads_t **t, int n)
-{
-    for (int i = 0; i < n; i++)
-        test_threads_join(t[i]);
-}
 
 /* A thread that takes n permits together (acquire_n, or acquire_n_until
  * when timed). */
@@ -108,20 +43,6 @@ static test_threads_t *queue_many(struct many *m, park_sem_t *s, uint32_t n, par
     *m = (struct many){.s = s, .n = n, .timed = deadline != PARK_FOREVER, .deadline = deadline};
     test_threads_t *t = test_threads_start(1, many_main, m, sizeof *m);
     AWAIT(park__wait_count(s) == base + 1 || atomic_load(&m->done));
-    return t;
-}
-
-static park_pool_t *pool_new(void)
-{
-    park_pool_t *pool = NULL;
-    park_pool_config_t cfg = {.threads = 1};
-    ASSERT_EQ(park_pool_create(&pool, &cfg), 0);
-    return pool;
-}
-
-static park_task_t *not_null(park_task_t *t)
-{
-    ASSERT_TRUE(t != NULL);
     return t;
 }
 
@@ -746,29 +667,6 @@ TEST(sem_try_acquire_n_of_zero_or_beyond_max_fails_and_takes_nothing)
     ASSERT_EQ(park_sem_count(&fifo), 3);
 }
 
-/* Also without a pool, and with a deadline: the argument is checked first. */
-TEST(sem_async_acquire_n_of_zero_or_beyond_max_is_a_task_completed_with_einval)
-{
-    park_pool_t *pool = pool_new();
-    park_sem_t s = PARK_SEM_INIT(0, 3);
-    park_task_t *t[] = {
-        not_null(park_sem_acquire_n_async(&s, 0, pool)),
-        not_null(park_sem_acquire_n_async(&s, 4, pool)),
-        not_null(park_sem_acquire_n_async(&s, 0, NULL)),
-        not_null(park_sem_acquire_n_async_until(&s, 4, pool, PARK_FOREVER)),
-        not_null(park_sem_acquire_n_async_until(&s, 0, pool, park_deadline_in(HANG_NS))),
-        not_null(park_sem_acquire_n_async_until(&s, UINT32_MAX, NULL, 0)),
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        ASSERT_TRUE(park_task_done(t[i]));
-        ASSERT_EQ(park_task_wait(t[i], NULL), EINVAL);
-        park_task_release(t[i]);
-    }
-    ASSERT_EQ(park__wait_count(&s), 0);
-    ASSERT_EQ(park_sem_count(&s), 0);
-    park_pool_destroy(pool);
-}
-
 TEST(sem_try_acquire_n_takes_all_or_nothing)
 {
     park_sem_t s = PARK_SEM_INIT(3, 5);
@@ -1007,114 +905,6 @@ TEST(sem_fifo_timed_out_large_waiter_gives_back_what_it_gathered_as_it_queued)
     ASSERT_EQ(park_sem_destroy(&s), 0);
 }
 
-/* A task of three is handed nothing until all three are there. */
-static void async_acquire_n_completes_only_with_all_n(park_sem_t *s)
-{
-    park_pool_t *pool = pool_new();
-    park_task_t *t = not_null(park_sem_acquire_n_async(s, 3, pool));
-    ASSERT_FALSE(park_task_done(t));
-    for (int i = 0; i < 2; i++) {
-        ASSERT_EQ(park_sem_release(s, 1), 0);
-        ASSERT_FALSE(park_task_done(t));
-        ASSERT_EQ(park_sem_count(s), 0); /* a task is owed: they are gathered */
-    }
-    ASSERT_EQ(park_sem_release(s, 2), 0);
-    ASSERT_EQ(park_task_wait(t, NULL), 0);
-    park_task_release(t);
-    ASSERT_EQ(park_sem_count(s), 1);
-    ASSERT_EQ(park_sem_release(s, 3), 0); /* the task's holder gives them back */
-    ASSERT_EQ(park_sem_count(s), 4);
-    park_pool_destroy(pool);
-}
-
-TEST(sem_async_acquire_n_completes_only_with_all_n)
-{
-    park_sem_t s = PARK_SEM_INIT(0, 4);
-    async_acquire_n_completes_only_with_all_n(&s);
-}
-
-TEST(sem_fifo_async_acquire_n_completes_only_with_all_n)
-{
-    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
-    async_acquire_n_completes_only_with_all_n(&s);
-}
-
-TEST(sem_async_acquire_n_of_free_permits_is_a_shared_completed_task)
-{
-    park_sem_t s = PARK_SEM_INIT(4, 4);
-    park_task_t *t = not_null(park_sem_acquire_n_async(&s, 3, NULL));
-    ASSERT_TRUE(park_task_done(t));
-    ASSERT_EQ(park_task_wait(t, NULL), 0);
-    ASSERT_EQ(park_sem_count(&s), 1);
-    park_task_t *u = not_null(park_sem_acquire_async(&s, NULL));
-    ASSERT_TRUE(u == t); /* the same permanent object */
-    park_task_release(u);
-    park_task_release(t); /* the permits stay the caller's */
-    ASSERT_EQ(park_sem_count(&s), 0);
-    ASSERT_EQ(park__wait_count(&s), 0);
-}
-
-/* A cancelled (or dropped) task of three that had gathered two gives them
- * back, and the waiter of one behind it is served from them. */
-static void cancelled_async_large_waiter_gives_back(park_sem_t *s, bool drop)
-{
-    park_pool_t *pool = pool_new();
-    park_task_t *t = not_null(park_sem_acquire_n_async(s, 3, pool));
-    AWAIT(park__wait_count(s) == 1);
-    struct acquirer a[1];
-    test_threads_t *th[1];
-    queue_acquirers(s, a, th, 1, NULL);
-    ASSERT_EQ(park_sem_release(s, 2), 0);
-    ASSERT_EQ(park_sem_count(s), 0); /* gathered by the task */
-    ASSERT_FALSE(atomic_load(&a[0].done));
-    if (drop) {
-        park_task_release(t);
-    } else {
-        ASSERT_EQ(park_task_cancel(t), 0);
-        ASSERT_EQ(park_task_wait(t, NULL), ECANCELED);
-        park_task_release(t);
-    }
-    join_all(th, 1);
-    ASSERT_EQ(park_sem_count(s), 1);
-    ASSERT_EQ(park__wait_count(s), 0);
-    ASSERT_EQ(park_sem_release(s, 1), 0); /* the thread's */
-    ASSERT_EQ(park_sem_count(s), 2);
-    ASSERT_EQ(park_sem_destroy(s), 0);
-    park_pool_destroy(pool);
-}
-
-TEST(sem_cancelled_async_large_waiter_gives_back_the_permits_it_gathered)
-{
-    park_sem_t s = PARK_SEM_INIT(0, 4);
-    cancelled_async_large_waiter_gives_back(&s, false);
-}
-
-TEST(sem_fifo_cancelled_async_large_waiter_gives_back_the_permits_it_gathered)
-{
-    park_sem_t s = PARK_SEM_INIT_FIFO(0, 4);
-    cancelled_async_large_waiter_gives_back(&s, false);
-}
-
-TEST(sem_dropped_async_large_waiter_gives_back_the_permits_it_gathered)
-{
-    park_sem_t s = PARK_SEM_INIT(0, 4);
-    cancelled_async_large_waiter_gives_back(&s, true);
-}
-
-TEST(sem_timed_out_async_large_waiter_gives_back_the_permits_it_gathered)
-{
-    park_pool_t *pool = pool_new();
-    park_sem_t s = PARK_SEM_INIT_FIFO(1, 4); /* one gathered as it queues */
-    park_task_t *t =
-        not_null(park_sem_acquire_n_async_until(&s, 3, pool, park_deadline_in(20 * MS)));
-    ASSERT_EQ(park_sem_release(&s, 1), 0);
-    ASSERT_EQ(park_task_wait(t, NULL), ETIMEDOUT);
-    park_task_release(t);
-    ASSERT_EQ(park_sem_count(&s), 2);
-    ASSERT_EQ(park__wait_count(&s), 0);
-    park_pool_destroy(pool);
-}
-
 static const test_case_t tests[] = {
     TEST_ENTRY(sem_init_fifo_rejects_what_init_rejects_and_changes_nothing),
     TEST_ENTRY(sem_init_fifo_makes_a_fifo_semaphore),
@@ -1156,7 +946,6 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_never_admits_more_holders_than_permits),
     TEST_ENTRY(sem_acquire_n_of_zero_or_beyond_max_is_einval_at_once_and_takes_nothing),
     TEST_ENTRY(sem_try_acquire_n_of_zero_or_beyond_max_fails_and_takes_nothing),
-    TEST_ENTRY(sem_async_acquire_n_of_zero_or_beyond_max_is_a_task_completed_with_einval),
     TEST_ENTRY(sem_try_acquire_n_takes_all_or_nothing),
     TEST_ENTRY(sem_acquire_n_takes_free_permits_even_past_its_deadline),
     TEST_ENTRY(sem_acquire_n_blocks_until_n_are_free),
@@ -1169,13 +958,6 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_fifo_timed_out_large_head_wakes_the_waiters_behind_it),
     TEST_ENTRY(sem_default_timed_out_large_head_wakes_the_waiters_behind_it),
     TEST_ENTRY(sem_fifo_timed_out_large_waiter_gives_back_what_it_gathered_as_it_queued),
-    TEST_ENTRY(sem_async_acquire_n_completes_only_with_all_n),
-    TEST_ENTRY(sem_fifo_async_acquire_n_completes_only_with_all_n),
-    TEST_ENTRY(sem_async_acquire_n_of_free_permits_is_a_shared_completed_task),
-    TEST_ENTRY(sem_cancelled_async_large_waiter_gives_back_the_permits_it_gathered),
-    TEST_ENTRY(sem_fifo_cancelled_async_large_waiter_gives_back_the_permits_it_gathered),
-    TEST_ENTRY(sem_dropped_async_large_waiter_gives_back_the_permits_it_gathered),
-    TEST_ENTRY(sem_timed_out_async_large_waiter_gives_back_the_permits_it_gathered),
 };
 
 int main(int argc, char **argv)
