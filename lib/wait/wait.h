@@ -75,7 +75,8 @@ struct park__waiter {
      * more threads than CPUs the thread that would grant may be waiting
      * for this CPU; a primitive whose grant often comes within
      * microseconds sets it: a channel (one budget per side), lazy and
-     * once (one budget for the process, park__lazy_yields). */
+     * once, park_cond_wait and the barrier (one budget each for the
+     * process: lib/lazy.c, lib/cond.c, lib/barrier.c). */
     _Atomic uint8_t *adapt;
     /* NULL for a thread waiter; otherwise called instead of the futex wake,
      * after the bucket lock is released. */
