@@ -279,7 +279,8 @@ static uint32_t take_for(struct wake_ctx *r, uint32_t m, bool all)
 
 /* A waiter of several (see the top): handed them all if they are there;
  * otherwise gathering what there is, if it is owed (a thread that has
- * waited PARK__FAIR_NS, a task; once it gathers it stays owed), with
+ * waited PARK__FAIR_NS, unpaced by the bucket's other hand-offs, or a task;
+ * once it gathers it stays owed), with
  * nobody passing it; otherwise passed. Only a waiter with nobody passed
  * ahead of it gathers: two gathering at once could each hold what the
  * other lacks. (None gets ahead of one that gathers: a waiter of several
@@ -289,7 +290,7 @@ static uint32_t take_for(struct wake_ctx *r, uint32_t m, bool all)
 __attribute__((noinline)) static unsigned select_many(struct wake_ctx *r, park__waiter_t *w)
 {
     uint32_t want = (uint32_t)w->want;
-    if (!(w->grant & RESERVED) && (r->passed || !park__wait_owed(w, &r->now))) {
+    if (!(w->grant & RESERVED) && (r->passed || !park__wait_owed_unpaced(w, &r->now))) {
         if (take_for(r, want, true) == want) {
             w->grant = PARK__GRANT_HANDOFF;
             return PARK__SELECT_GRANT;

@@ -22,6 +22,7 @@ typedef struct bucket {
     park__waiter_t *head;       /* FIFO of the waiters of every key hashed here */
     park__waiter_t *tail;
     park_time_t fair_at;          /* no fair hand-off before this (park__wait_owed) */
+    park_time_t held_until;       /* none at all before this (park__wait_hold_fair) */
     _Atomic park_time_t woken_at; /* the last park__wait_note_woken */
 } __attribute__((aligned(64))) bucket_t;
 
@@ -112,6 +113,18 @@ bool park__wait_owed(const park__waiter_t *w, park_time_t *clock)
         return false;
     __atomic_store_n(&b->fair_at, now + PARK__FAIR_NS, __ATOMIC_RELAXED);
     return true;
+}
+
+bool park__wait_owed_unpaced(const park__waiter_t *w, park_time_t *clock)
+{
+    if (w->notify)
+        return true;
+    if (*clock == 0)
+        *clock = park_now();
+    park_time_t now = *clock;
+    /* It leaves fair_at alone: that would hold back the fair look of a
+     * release (park__wait_fair_due), and so the next such waiter, too. */
+    return now - w->since >= PARK__FAIR_NS && now >= bucket_of(w->key)->held_until;
 }
 
 bool park__wait_fair_due(const void *key, park_time_t now)
@@ -499,6 +512,7 @@ void park__wait_hold_fair(const void *key, park_time_t until)
     bucket_t *b = bucket_of(key);
     park__lock(&b->lock);
     __atomic_store_n(&b->fair_at, until, __ATOMIC_RELAXED); /* as park__wait_owed */
+    b->held_until = until;
     park__unlock(&b->lock);
 }
 

@@ -151,6 +151,16 @@ static inline uint8_t park__wait_adapt(uint8_t b, park_time_t slept_ns, bool gra
  * oldest waiter gets it between bursts. */
 bool park__wait_owed(const park__waiter_t *w, park_time_t *clock);
 
+/* As park__wait_owed, for a waiter that gathers what it waits for (a
+ * semaphore's waiter of several permits) rather than being handed it
+ * between bursts: owed once it has waited PARK__FAIR_NS, whatever hand-off
+ * the bucket made last, and it does not pace the bucket's next one (nor
+ * the fair look of park__wait_fair_due), so that two or three such waiters
+ * queued together are not spaced a further PARK__FAIR_NS apart each.
+ * Gathering holds back the waiters behind it only until it has all it
+ * wants, and each such waiter gathers once, so no convoy follows. */
+bool park__wait_owed_unpaced(const park__waiter_t *w, park_time_t *clock);
+
 /* A hint, read without the bucket lock: key's bucket has made no fair
  * hand-off within PARK__FAIR_NS before `now`, so a waiter of key that has
  * waited that long would be owed one (park__wait_owed decides, locked).
@@ -368,8 +378,9 @@ bool park__wait_first_asleep(const void *key);
 
 /* For tests that must know no waiter of key is owed a fair hand-off
  * whatever its age (a clock cannot promise a waiter is young on a loaded
- * machine): no fair hand-off in key's bucket before `until`; 0 lifts the
- * hold (takes the bucket lock). */
+ * machine): no fair hand-off in key's bucket before `until`, paced or not
+ * (park__wait_owed, park__wait_owed_unpaced); 0 lifts the hold (takes the
+ * bucket lock). */
 void park__wait_hold_fair(const void *key, park_time_t until);
 
 #endif /* PARK_LIB_WAIT_H */

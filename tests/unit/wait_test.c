@@ -1008,6 +1008,46 @@ TEST(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep)
     ASSERT_EQ(atomic_load(&budget), 8);
 }
 
+/* The fairness clocks of lib/wait, at a clock of our choosing (far ahead of
+ * anything another test set): a waiter that has waited PARK__FAIR_NS is
+ * owed, but a bucket owes at most one paced hand-off per PARK__FAIR_NS;
+ * an unpaced waiter (a semaphore's waiter of several, which gathers) is owed
+ * whatever the bucket's last hand-off, unless the test hold is on. The
+ * owed checks are meant for select callbacks under the bucket lock; here
+ * nothing else uses the key's bucket. */
+TEST(wait_owed_unpaced_ignores_the_buckets_last_fair_hand_off)
+{
+    static int key;
+    park__waiter_t first, second, young;
+    park__waiter_init(&first, 1);
+    park__waiter_init(&second, 32);
+    park__waiter_init(&young, 32);
+    first.key = second.key = young.key = &key;
+    park_time_t now = park_now() + 1000000000u;
+    first.since = second.since = now - 2u * PARK__FAIR_NS;
+    young.since = now - PARK__FAIR_NS / 2u;
+
+    park_time_t clock = now;
+    ASSERT_TRUE(park__wait_owed(&first, &clock));
+    ASSERT_FALSE(park__wait_owed(&second, &clock)); /* paced: the bucket just handed off */
+    ASSERT_TRUE(park__wait_owed_unpaced(&second, &clock));
+    ASSERT_FALSE(park__wait_owed_unpaced(&young, &clock)); /* has not waited long enough */
+    /* An unpaced hand-off does not move the bucket's pacing: a release's fair
+     * look (park__wait_fair_due) is not held back for the next one. */
+    park_time_t after = now + PARK__FAIR_NS;
+    ASSERT_TRUE(park__wait_fair_due(&key, after));
+    ASSERT_TRUE(park__wait_owed_unpaced(&second, &after));
+    ASSERT_TRUE(park__wait_fair_due(&key, after));
+
+    /* The test hold stops both. */
+    park__wait_hold_fair(&key, PARK_FOREVER);
+    ASSERT_FALSE(park__wait_owed_unpaced(&second, &clock));
+    park_time_t later = now + 10u * PARK__FAIR_NS;
+    ASSERT_FALSE(park__wait_owed(&first, &later));
+    park__wait_hold_fair(&key, 0); /* lifts the hold and the pacing */
+    ASSERT_TRUE(park__wait_owed_unpaced(&second, &clock));
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(wait_validate_false_returns_invalid_without_enqueueing),
     TEST_ENTRY(wait_has_waiters_tells_whether_a_key_has_queued_waiters),
@@ -1040,6 +1080,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep),
     TEST_ENTRY(wait_timed_waiter_stops_yielding_once_its_deadline_has_passed),
     TEST_ENTRY(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep),
+    TEST_ENTRY(wait_owed_unpaced_ignores_the_buckets_last_fair_hand_off),
 };
 
 int main(int argc, char **argv)
