@@ -17,16 +17,28 @@
 //                 threads leave after the same round. real_time = time per
 //                 round; p50/p99/p99.9 of the time between thread 0's
 //                 successive returns.
+//   tasks         the same rounds by T tasks (T = 2, 4, 8) on a pool of T
+//                 workers, no thread blocking: park arrives with
+//                 park_barrier_arrive_and_wait_async, and the task's
+//                 continuation (park_task_then) arrives at the next round.
+//                 Loop 0 decides the last round as thread 0 does above.
+//                 park only; the Rust peers add rust_tokio
+//                 (tokio::sync::Barrier, `wait().await` in T tasks on a
+//                 runtime of T workers).
 #include "harness.h"
 
 #include "baselines/std_barrier.h"
 
 #include <park/barrier.h>
+#include <park/pool.h>
+#include <park/task.h>
 
 #include <pthread.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <memory>
+#include <vector>
 
 namespace
 {
@@ -143,6 +155,117 @@ template <class C> void rounds(benchmark::State &state, int threads)
     bench::report_handoff(state, r, hist);
 }
 
+// ---- tasks --------------------------------------------------------------
+
+// What the loops of one window share; round k's decision in last[k % 2],
+// as in Rounds.
+struct TaskRounds {
+    alignas(64) park_barrier_t b;
+    alignas(64) std::atomic<bool> last[2];
+    std::atomic<bool> stop{false};
+    std::atomic<bool> failed{false};
+    park_pool_t *pool = nullptr;
+    bench::Histogram *hist = nullptr;
+    bench::Latch done; // one count-down per loop, when it leaves
+};
+
+struct alignas(64) TaskLoop {
+    TaskRounds *g = nullptr;
+    int index = 0;
+    uint64_t k = 0;      // the round it arrives at next
+    uint64_t rounds = 0; // loop 0's completed rounds
+    uint64_t prev = 0;   // loop 0: the clock at its last return
+};
+
+void task_arrive(TaskLoop &l);
+
+// A round's phase has ended for loop l: leave after the last round, or
+// arrive at the next.
+void task_returned(park_task_t *done, void *arg)
+{
+    TaskLoop &l = *static_cast<TaskLoop *>(arg);
+    TaskRounds &g = *l.g;
+    if (park_task_result(done, nullptr) != 0)
+        g.failed.store(true, std::memory_order_relaxed);
+    // relaxed: the barrier orders loop 0's store before this load.
+    if (g.last[l.k & 1].load(std::memory_order_relaxed)) {
+        g.done.count_down();
+        return;
+    }
+    if (l.index == 0) {
+        uint64_t now = bench::ticks();
+        if (l.k > 0)
+            g.hist->record(now > l.prev ? now - l.prev : 0);
+        l.prev = now;
+        ++l.rounds;
+    }
+    ++l.k;
+    task_arrive(l);
+}
+
+void task_arrive(TaskLoop &l)
+{
+    TaskRounds &g = *l.g;
+    if (l.index == 0) // relaxed: as in rounds_thread
+        g.last[l.k & 1].store(g.stop.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    park_task_t *t = park_barrier_arrive_and_wait_async(&g.b, g.pool);
+    if (t == nullptr || park_task_then(t, g.pool, task_returned, &l) != 0) {
+        // Cannot happen with a live pool and memory; the row then reports
+        // an error rather than a time (the barrier is left mid-phase).
+        g.failed.store(true, std::memory_order_relaxed);
+        std::abort();
+    }
+    park_task_release(t); // the continuation holds its own reference
+}
+
+void tasks(benchmark::State &state, int loops)
+{
+    auto g = std::make_unique<TaskRounds>();
+    std::vector<std::unique_ptr<TaskLoop>> ls;
+    for (int i = 0; i < loops; ++i) {
+        ls.push_back(std::make_unique<TaskLoop>());
+        ls.back()->g = g.get();
+        ls.back()->index = i;
+    }
+    bench::Histogram hist;
+    g->hist = &hist;
+    bench::WindowResult r;
+    park_pool_config_t cfg = {static_cast<unsigned>(loops)};
+    park_pool_t *pool = nullptr;
+    if (park_pool_create(&pool, &cfg) != 0) {
+        state.SkipWithError("the pool could not be created");
+        return;
+    }
+    g->pool = pool;
+    for (auto _ : state) {
+        // A fresh barrier each window: the last window's phase ended with
+        // every loop leaving, so nobody waits on the old one.
+        (void)park_barrier_init(&g->b, static_cast<uint32_t>(loops), nullptr, nullptr);
+        g->stop.store(false, std::memory_order_relaxed);
+        g->done.reset(static_cast<size_t>(loops));
+        for (auto &l : ls)
+            l->k = l->rounds = 0;
+        bench::Snapshot before = bench::snapshot();
+        for (auto &l : ls)
+            task_arrive(*l);
+        bench::sleep_seconds(bench::min_time());
+        g->stop.store(true, std::memory_order_relaxed);
+        g->done.wait(); // acquire: every loop's counts are visible
+        bench::Snapshot after = bench::snapshot();
+        r.seconds = after.seconds - before.seconds;
+        r.cpu_seconds = after.cpu_seconds - before.cpu_seconds;
+        r.context_switches = after.context_switches - before.context_switches;
+        r.threads.assign(static_cast<size_t>(loops), bench::ThreadResult{});
+        r.threads[0].ops = ls[0]->rounds;
+        bench::set_time_per_op(state, r);
+        (void)park_barrier_destroy(&g->b);
+    }
+    park_pool_destroy(pool);
+    if (g->failed.load(std::memory_order_relaxed))
+        state.SkipWithError("an asynchronous arrival failed");
+    bench::report_handoff(state, r, hist);
+}
+
 // ---- registration -------------------------------------------------------
 
 template <class... Cs> void register_all(List<Cs...>)
@@ -158,4 +281,7 @@ template <class... Cs> void register_all(List<Cs...>)
 void bench::register_barrier()
 {
     register_all(Contenders{});
+    for (int t : kThreads)
+        bench::add_windowed(bench::row_name("barrier", "tasks", "park", t),
+                            [t](benchmark::State &s) { tasks(s, t); });
 }

@@ -21,9 +21,9 @@
 //                 work outside. Windowed; each request's wait is timed
 //                 (TSC around the acquire) and kept per n: n1_p50_ns,
 //                 n1_p99_ns (the small requests' latency, which a waiting
-//                 large request may hold back), n32_p50_ns, n32_worst_ns
-//                 (the large request's wait, which small ones passing it
-//                 stretch) and n32_requests. More holders than permits
+//                 large request may hold back), n32_p50_ns, n32_p99_ns,
+//                 n32_p999_ns, n32_worst_ns (the large request's wait,
+//                 which small ones passing it stretch) and n32_requests. More holders than permits
 //                 makes the row an error.
 #include "harness.h"
 
@@ -172,6 +172,8 @@ template <class C> void mix(benchmark::State &state)
     state.counters["n1_p50_ns"] = bench::ticks_to_ns(all.small.quantile(0.50));
     state.counters["n1_p99_ns"] = bench::ticks_to_ns(all.small.quantile(0.99));
     state.counters["n32_p50_ns"] = bench::ticks_to_ns(all.big.quantile(0.50));
+    state.counters["n32_p99_ns"] = bench::ticks_to_ns(all.big.quantile(0.99));
+    state.counters["n32_p999_ns"] = bench::ticks_to_ns(all.big.quantile(0.999));
     state.counters["n32_worst_ns"] = bench::ticks_to_ns(all.big_worst);
     state.counters["n32_requests"] = static_cast<double>(all.big.count());
 }

@@ -13,7 +13,9 @@
 //
 // Scenarios (rows tail/<scenario>/<contender>[/threads:T]):
 //   mutex       T in 2, 4, 8, 16: park, pthread, absl, ck_mcs, std
-//               (mutex_contenders.h).
+//               (mutex_contenders.h), and park_profiled: park with the
+//               contention profiler recording, which adds the profiler's
+//               per-site figures for the same run (report_profile).
 //   sem         the same loop through a semaphore of 1 permit: park, sem_t,
 //               std (sem_contenders.h).
 //   rwlock      90 % reads (the rwlock sweep's per-thread LCG picks each
@@ -60,6 +62,8 @@
 #include "mutex_contenders.h"
 #include "rwlock_contenders.h"
 #include "sem_contenders.h"
+
+#include <park/profile.h>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -118,8 +122,16 @@ template <class S> struct SemAsLock {
     }
 };
 
-using MutexContenders = List<bench::mutexes::Park, bench::mutexes::Pthread, bench::mutexes::Absl,
-                             bench::mutexes::CkMcs, bench::mutexes::Std>;
+// park's mutex with the contention profiler recording (park_profile_start):
+// what the profiler's per-site percentiles say about the same run.
+struct ParkProfiled : bench::mutexes::Park {
+    static constexpr const char *name = "park_profiled";
+};
+template <class C> constexpr bool kProfiled = false;
+template <> constexpr bool kProfiled<ParkProfiled> = true;
+
+using MutexContenders = List<bench::mutexes::Park, ParkProfiled, bench::mutexes::Pthread,
+                             bench::mutexes::Absl, bench::mutexes::CkMcs, bench::mutexes::Std>;
 using SemContenders = List<SemAsLock<bench::sems::Park>, SemAsLock<bench::sems::PosixSem>,
                            SemAsLock<bench::sems::Std>>;
 using RwlockContenders =
@@ -322,6 +334,36 @@ template <class C> bool exclusion_held(const Shared<C> &g, const bench::WindowRe
     return g.a == r.total_ops() && g.b == triangle(g.a);
 }
 
+// The profiler's view of the last window (park_profiled): prof_waits, the
+// acquisitions that queued, prof_share, their share of all; prof_p50_ns, prof_p99_ns, prof_max_ns, their
+// percentiles as the profiler's per-site histogram reports them (the one
+// call site, exclusive_thread's lock); and same_p50_ns, same_p99_ns, the
+// tail family's own histogram of the same run at the quantiles that select
+// as many of the longest waits (1 - (1 - q) prof_waits / acquisitions):
+// if the queued waits are the longest ones, the two agree within the
+// histograms' resolution and the time a waiter spins before it queues.
+void report_profile(benchmark::State &state, const bench::Histogram &h)
+{
+    park_profile_site_t sites[8];
+    size_t n = std::min<size_t>(park_profile_sites(sites, 8), 8);
+    const park_profile_site_t *top = nullptr;
+    for (size_t i = 0; i < n; ++i)
+        if (sites[i].kind == PARK_PROFILE_MUTEX && (!top || sites[i].waits > top->waits))
+            top = &sites[i];
+    if (!top || h.count() == 0) {
+        state.counters["prof_waits"] = 0;
+        return;
+    }
+    double share = static_cast<double>(top->waits) / static_cast<double>(h.count());
+    state.counters["prof_waits"] = static_cast<double>(top->waits);
+    state.counters["prof_share"] = share;
+    state.counters["prof_p50_ns"] = static_cast<double>(top->p50_ns);
+    state.counters["prof_p99_ns"] = static_cast<double>(top->p99_ns);
+    state.counters["prof_max_ns"] = static_cast<double>(top->max_ns);
+    state.counters["same_p50_ns"] = bench::ticks_to_ns(h.quantile(1 - 0.50 * share));
+    state.counters["same_p99_ns"] = bench::ticks_to_ns(h.quantile(1 - 0.01 * share));
+}
+
 template <class C> void exclusive(benchmark::State &state, int threads)
 {
     auto g = std::make_unique<Shared<C>>();
@@ -333,20 +375,35 @@ template <class C> void exclusive(benchmark::State &state, int threads)
         g->a = g->b = 0;
         g->origin.store(0, std::memory_order_relaxed);
         rs = std::make_unique<Recorders>(threads);
+        if constexpr (kProfiled<C>) {
+            park_profile_reset(); // no thread waits between windows
+            if (park_profile_start() != 0) {
+                state.SkipWithError("the profiler could not start");
+                break;
+            }
+        }
         r = bench::run_window(threads, [&g, &rs](bench::Window &w, int index) {
             return exclusive_thread<C>(w, *g, rs->each[index], index);
         });
+        if constexpr (kProfiled<C>)
+            park_profile_stop();
         bench::set_time_per_op(state, r);
         held = held && exclusion_held(*g, r);
     }
     C::destroy(g->lock);
     if (!held)
         state.SkipWithError("lost updates: mutual exclusion broken");
+    if (!rs)
+        return;
     uint64_t worst;
     bench::Histogram h = merged(*rs, worst);
     bench::report_throughput(state, r);
     report_waits(state, h, worst);
     report_spread(state, *rs);
+    if constexpr (kProfiled<C>) {
+        report_profile(state, h);
+        park_profile_reset();
+    }
 }
 
 template <class C>

@@ -105,8 +105,12 @@ SCENARIO_NOTES.update({
                            "two tasks on a 2-worker runtime, a task hand-off with no thread "
                            "going to sleep).",
     ("barrier", "rounds"): "time/op = one round (phase) of arrive_and_wait by every thread; "
-                           "p50/p99/p99.9 of the time between thread 0's returns. rust_tokio: "
-                           "T tasks on T workers, mostly task switches on one worker.",
+                           "p50/p99/p99.9 of the time between thread 0's returns.",
+    ("barrier", "tasks"): "time/op = one round (phase) of T tasks on a pool (runtime) of T "
+                          "workers, no thread blocking: park's task arrives with "
+                          "park_barrier_arrive_and_wait_async and its continuation arrives at "
+                          "the next round; rust_tokio's task loops on `wait().await`. "
+                          "p50/p99/p99.9 of the time between task 0's returns.",
     ("cpp", "mutex_uncontended"): "time/op = one lock + unlock of a mutex by one thread.",
     ("cpp", "shared_uncontended"): "time/op = one shared lock + unlock by one thread.",
     ("cpp", "sem_uncontended"): "time/op = one acquire + release of a one-permit semaphore "
@@ -156,7 +160,9 @@ FAMILY_NOTES = {
              "under a pthread mutex, waited for on a pthread condition variable) and "
              "tokio::sync::Notify (rust_tokio: notify_one / notified).",
     "barrier": "Reusable barriers: park_barrier_t beside pthread_barrier_t, std::barrier "
-               "(std), std::sync::Barrier (rust_std) and tokio::sync::Barrier (rust_tokio).",
+               "(std) and std::sync::Barrier (rust_std) for threads (rounds), and park's "
+               "asynchronous arrival beside tokio::sync::Barrier (rust_tokio) for tasks "
+               "(tasks).",
     "cpp": "park.hpp's C++ wrappers as C++ code uses them (park_cpp: park::mutex and "
            "park::shared_mutex through std::lock_guard and std::shared_lock, "
            "park::counting_semaphore's acquire and release) beside the C calls they stand "

@@ -222,6 +222,37 @@ def nice19_table(s):
     return table(header, body, ["r", "l"] + ["r"] * (len(header) - 2))
 
 
+def profiler_table(s):
+    """park_profiled's rows: the profiler's per-site percentiles beside the
+    tail family's histogram of the same run at the matching quantiles."""
+    header = ["threads", "queued waits", "share", "profiler p50", "same run p50",
+              "profiler p99", "same run p99", "profiler / same run: p99"]
+    body = []
+    for t in s.threads:
+        r = s.get("park_profiled", t)
+        if r is None or r.error or not r.median.get("prof_waits"):
+            continue
+        m = r.median
+        share = m.get("prof_share")
+        pp, sp = m.get("prof_p99_ns"), m.get("same_p99_ns")
+        body.append(["—" if t is None else str(t), fmt_count(m.get("prof_waits")),
+                     "—" if share is None else "%.2g %%" % (100 * share),
+                     fmt_wait(m.get("prof_p50_ns")), fmt_wait(m.get("same_p50_ns")),
+                     fmt_wait(pp), fmt_wait(sp),
+                     "%.2f" % (pp / sp) if pp is not None and sp else "—"])
+    if not body:
+        return []
+    return ["#### tail / mutex: the contention profiler on the same run", "",
+            "park_profiled is park's mutex with the contention profiler recording "
+            "(park_profile_start). The profiler records the acquisitions that queued "
+            "(*queued waits*, a *share* of all), timed from the first queueing, in its "
+            "per-site histogram; *same run* reads the tail family's histogram of that "
+            "run at the quantiles that select as many of the longest waits "
+            "(1 - (1 - q) × share). Where the queued waits are the longest ones the two "
+            "agree within the histograms' resolution and the spin before queueing.", "",
+            table(header, body), ""]
+
+
 def ordered(scenarios):
     known = [s for name in PER_THREADS for s in scenarios if s.name == name]
     return known + [s for s in scenarios if s not in known]
@@ -258,4 +289,5 @@ def tail_section(scenarios, plots):
                 out += ["#### tail / %s, %s" % (s.name, "no threads suffix" if t is None else
                                                  "%d threads" % t), "",
                         wait_table(s, t), "", best_line(s, t), ""]
+            out += profiler_table(s)
     return out

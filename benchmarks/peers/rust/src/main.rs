@@ -215,12 +215,18 @@ fn rows() -> Vec<Row> {
     r.push(one("event/uncontended/rust_tokio", event::uncontended_tokio));
     r.push(windowed("event/pingpong/rust_tokio", event::pingpong_tokio));
 
-    let barriers: [(&str, fn(usize, f64) -> Sample); 2] =
-        [("rust_std", barrier::rounds_std), ("rust_tokio", barrier::rounds_tokio)];
+    // Threads blocking in a barrier (rounds) and tasks awaiting one on a
+    // runtime (tasks): the C++ harness's two scenarios.
+    let barriers: [(&str, &str, fn(usize, f64) -> Sample); 2] =
+        [("rounds", "rust_std", barrier::rounds_std), ("tasks", "rust_tokio", barrier::rounds_tokio)];
     for &t in barrier::THREADS.iter() {
-        for (name, f) in barriers.iter() {
+        for (scenario, name, f) in barriers.iter() {
             let f = *f;
-            r.push(Row::new(format!("barrier/rounds/{}/threads:{}", name, t), t as u32, move |m, _| f(t, m)));
+            r.push(Row::new(
+                format!("barrier/{}/{}/threads:{}", scenario, name, t),
+                t as u32,
+                move |m, _| f(t, m),
+            ));
         }
     }
 
