@@ -304,6 +304,8 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     struct park__mutex_lock_ctx c = {.m = m};
     unsigned flags = 0;
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+    if (s & LOCKED) /* contended (credits alone also bring us here) */
+        park__waiter_profile_from_here(&w);
 
     /* Held: contention, even if we never queue. Credits below half are
      * refilled (x -> x|255), so that while threads keep meeting at the
@@ -317,13 +319,16 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     }
 
     for (;;) {
-        if (lock_spin(m, &s, c.woken))
+        if (lock_spin(m, &s, c.woken)) {
+            park__waiter_profile_done(&w, m);
             return 0;
+        }
         if (park__deadline_passed(deadline)) {
             if (c.woken) {
                 struct pass_ctx p = {.m = m};
                 park__unpark(m, pass_select, pass_finish, &p);
             }
+            park__waiter_profile_done(&w, m);
             return ETIMEDOUT;
         }
         if (w.since == 0)

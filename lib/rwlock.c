@@ -383,12 +383,16 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
     park__waiter_t w;
     park__waiter_init(&w, PARK__RW_WANT_READ);
     park__waiter_profile(&w, PARK_PROFILE_RWLOCK_READ, PARK__PROFILE_ANY_GRANT);
-    for (;;) {
+    for (bool first = true;; first = false) {
         uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
         if (park__rwlock_try_read(rw, &s))
-            return 0;
-        if (park__deadline_passed(deadline))
+            break;
+        if (first) /* contended: held back by a writer */
+            park__waiter_profile_from_here(&w);
+        if (park__deadline_passed(deadline)) {
+            park__waiter_profile_done(&w, rw);
             return ETIMEDOUT;
+        }
         /* Held back by a writer: spin (rule 6), then yield a few times,
          * before queueing. A write section is usually short, and a reader
          * that queues costs the writer a slow unlock and itself a sleep and
@@ -400,11 +404,13 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
          * a convoy that does not end; a yield lets the writer's turn pass,
          * so the reader goes in running. Not queued, the reader is still a
          * new reader to the policy, never ahead of a waiting writer. */
-        for (park__spin_t spin = park__spin_init_once(128, 8); park__spin(&spin);) {
+        bool taken = false;
+        for (park__spin_t spin = park__spin_init_once(128, 8); !taken && park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-            if (park__rwlock_try_read(rw, &s))
-                return 0;
+            taken = park__rwlock_try_read(rw, &s);
         }
+        if (taken)
+            break;
         /* Readers are released as a batch: one wake for all. */
         switch (park__wait(rw, &w, PARK__WAIT_BATCH, &park__rwlock_read_ops, &c, deadline)) {
         case PARK__WAIT_GRANTED:
@@ -412,8 +418,10 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
         case PARK__WAIT_TIMEDOUT:
             return ETIMEDOUT;
         default:
-            if (c.acquired)
+            if (c.acquired) {
+                park__waiter_profile_done(&w, rw);
                 return 0;
+            }
 #ifdef PARK_DEBUG
             if (c.reentered)
                 park__misuse("park_rwlock_read_lock", rw,
@@ -423,6 +431,8 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
             break;
         }
     }
+    park__waiter_profile_done(&w, rw); /* taken by a try or the spin */
+    return 0;
 }
 
 static bool read_mostly(const park_rwlock_t *rw)
@@ -502,13 +512,6 @@ void park__rwlock_read_unlock_last(park_rwlock_t *rw)
 /* One attempt at the write hold. Outside the bucket lock WRITER may only be
  * taken from 0, so that a slow release decides on a word nobody but
  * leaving readers changes under it. */
-bool park__rwlock_try_write(park_rwlock_t *rw, uint32_t *s)
-{
-    /* 0 -> WRITER; acquire: pairs with the release of the last unlock. */
-    return *s == 0 && __atomic_compare_exchange_n(&rw->state_, s, WRITER, false, __ATOMIC_ACQUIRE,
-                                                  __ATOMIC_RELAXED);
-}
-
 static bool write_validate(void *ctx)
 {
     struct park__rwlock_wait *c = ctx;
@@ -599,6 +602,8 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
     park__waiter_t w;
     park__waiter_init(&w, PARK__RW_WANT_WRITE);
     park__waiter_profile(&w, PARK_PROFILE_RWLOCK_WRITE, PARK__GRANT_HANDOFF);
+    if (__atomic_load_n(&rw->state_, __ATOMIC_RELAXED) & (WRITER | READERS)) /* contended */
+        park__waiter_profile_from_here(&w);
     for (;;) {
         /* Woken to retry, a writer goes straight to write validate: its
          * WRITER_WAITING keeps readers out meanwhile, and validate takes the
@@ -610,10 +615,14 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
              * queued, and then write validate sends it back here. */
             if (__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_BIASED)
                 park__rwlock_revoke(rw);
-            if (write_spin(rw))
+            if (write_spin(rw)) {
+                park__waiter_profile_done(&w, rw);
                 return 0;
-            if (park__deadline_passed(deadline))
+            }
+            if (park__deadline_passed(deadline)) {
+                park__waiter_profile_done(&w, rw);
                 return ETIMEDOUT;
+            }
         }
         if (w.since == 0)
             w.since = park_now();
@@ -635,8 +644,10 @@ static int write_wait(park_rwlock_t *rw, park_time_t deadline)
                 release_slow(rw, ADMIT);
             return ETIMEDOUT;
         default:
-            if (c.acquired)
+            if (c.acquired) {
+                park__waiter_profile_done(&w, rw);
                 return 0;
+            }
             break;
         }
     }

@@ -29,7 +29,13 @@ extern const park__wait_ops_t park__rwlock_write_ops;
  * DRAIN) or at the write hold (a free word), from the word *s, which a
  * failed attempt updates. */
 bool park__rwlock_try_read(park_rwlock_t *rw, uint32_t *s);
-bool park__rwlock_try_write(park_rwlock_t *rw, uint32_t *s);
+/* Inline: the asynchronous acquisition (lib/rwlock_async.c) tries it first. */
+static inline bool park__rwlock_try_write(park_rwlock_t *rw, uint32_t *s)
+{
+    /* 0 -> WRITER; acquire: pairs with the release of the last unlock. */
+    return *s == 0 && __atomic_compare_exchange_n(&rw->state_, s, PARK__RW_WRITER, false,
+                                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
 
 /* A writer that left the queue ungranted lets in the readers it held back. */
 void park__rwlock_admit(park_rwlock_t *rw);

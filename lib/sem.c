@@ -145,19 +145,6 @@ uint32_t park_sem_count(const park_sem_t *s)
     return (uint32_t)(__atomic_load_n(&s->state_, __ATOMIC_RELAXED) & COUNT);
 }
 
-/* Takes n permits if n are free: c -> c-n. */
-static bool try_take(park_sem_t *s, uint32_t n)
-{
-    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-    while ((v & COUNT) >= n) {
-        /* acquire: pairs with the release that freed the permits. */
-        if (__atomic_compare_exchange_n(&s->state_, &v, v - n, true, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-            return true;
-    }
-    return false;
-}
-
 static bool acquire_validate(void *ctx)
 {
     struct park__sem_acquire_ctx *c = ctx;
@@ -434,10 +421,10 @@ static bool acquire_spin(park_sem_t *s, uint32_t n)
         uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
         if (v & WAITERS)
             break; /* others are queued: get in line */
-        if ((v & COUNT) >= n && try_take(s, n))
+        if ((v & COUNT) >= n && park__sem_try_take(s, n))
             return true;
     } while (park__spin(&spin));
-    return try_take(s, n);
+    return park__sem_try_take(s, n);
 }
 
 /* A waiter that left the queue ungranted gives back what was gathered for
@@ -458,6 +445,8 @@ static int acquire_slow(park_sem_t *s, uint32_t n, park_time_t deadline)
     struct park__sem_acquire_ctx c = {.s = s, .w = &w, .n = n, .woken = false};
     park__waiter_init(&w, n);
     park__waiter_profile(&w, PARK_PROFILE_SEM, PARK__GRANT_HANDOFF);
+    if ((__atomic_load_n(&s->state_, __ATOMIC_RELAXED) & COUNT) < n) /* contended */
+        park__waiter_profile_from_here(&w);
     if (!fifo(s))
         w.since = park_now(); /* kept when a woken waiter re-queues */
     unsigned flags = 0;
@@ -466,11 +455,13 @@ static int acquire_slow(park_sem_t *s, uint32_t n, park_time_t deadline)
         if (c.woken ? take_woken(s, &pass) : acquire_spin(s, n)) {
             if (pass)
                 retire(s);
+            park__waiter_profile_done(&w, s);
             return 0;
         }
         if (park__deadline_passed(deadline)) {
             if (c.woken)
                 retire(s);
+            park__waiter_profile_done(&w, s);
             return ETIMEDOUT;
         }
         switch (park__wait(s, &w, flags, &park__sem_acquire_ops, &c, deadline)) {
@@ -511,14 +502,14 @@ bool park__sem_n_valid(const park_sem_t *s, uint32_t n)
 
 bool park_sem_try_acquire_n(park_sem_t *s, uint32_t n)
 {
-    return park__sem_n_valid(s, n) && try_take(s, n);
+    return park__sem_n_valid(s, n) && park__sem_try_take(s, n);
 }
 
 int park_sem_acquire_n_until(park_sem_t *s, uint32_t n, park_time_t deadline)
 {
     if (!park__sem_n_valid(s, n))
         return EINVAL;
-    if (try_take(s, n))
+    if (park__sem_try_take(s, n))
         return 0;
     return acquire_slow(s, n, deadline);
 }

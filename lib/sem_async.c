@@ -24,7 +24,7 @@ static void async_give_back(void *ctx, park__waiter_t *w)
 static bool async_try_take(void *ctx)
 {
     struct park__sem_acquire_ctx *c = ctx;
-    return park_sem_try_acquire_n(c->s, c->n);
+    return park__sem_try_take(c->s, c->n);
 }
 
 static void async_removed(void *ctx)

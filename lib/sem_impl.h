@@ -18,6 +18,20 @@ struct park__sem_acquire_ctx {
 /* The callbacks of an acquirer's wait. */
 extern const park__wait_ops_t park__sem_acquire_ops;
 
+/* Takes n permits if n are free: c -> c-n. Inline: the asynchronous
+ * acquisition tries it first. */
+static inline bool park__sem_try_take(park_sem_t *s, uint32_t n)
+{
+    uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
+    while ((v & PARK__SEM_COUNT_MASK) >= n) {
+        /* acquire: pairs with the release that freed the permits. */
+        if (__atomic_compare_exchange_n(&s->state_, &v, v - n, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return true;
+    }
+    return false;
+}
+
 /* n permits can be asked for of s: 1 <= n <= max. */
 bool park__sem_n_valid(const park_sem_t *s, uint32_t n);
 

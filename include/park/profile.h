@@ -1,11 +1,14 @@
 /* park/profile.h: contention profiling.
  *
- * While profiling is on, every wait on a slow path (a thread that queued in
- * lib/wait and slept or spun there for its grant) is recorded: the lock's
+ * While profiling is on, every acquisition that took a slow path is
+ * recorded: a mutex, semaphore or rwlock acquisition that found the lock
+ * taken (whether it then got it by spinning, after yielding, or by
+ * queueing), a lazy or channel wait that queued. A record holds the lock's
  * address and kind, the call site that asked for it (the first frame outside
- * park, and a few callers found by frame pointers), the time waited and
- * whether the lock was handed over. Fast paths record nothing: an
- * acquisition that never queues was not contended.
+ * park, and a few callers found by frame pointers), the time waited (from
+ * the start of the slow path, as the caller sees it) and whether the lock
+ * was handed over. Fast paths record nothing: an acquisition that found the
+ * lock free was not contended.
  *
  * Recording allocates nothing and takes no lock shared between waiters:
  * each thread adds to its own table of call sites (claimed from a pool made

@@ -23,7 +23,8 @@ typedef struct park__profile_wait {
     uintptr_t handoff; /* the grant value that means "handed over" */
     uint8_t kind;      /* park_profile_kind_t */
     void *slot;        /* the record of this acquisition, once made */
-    park_time_t mark;  /* when its last recorded wait ended */
+    park_time_t mark;  /* when its last recorded wait ended; before the first
+                        * record, when its slow path began (0: unknown) */
     uint64_t total;    /* ns waited by this acquisition so far */
 } park__profile_wait_t;
 
@@ -45,10 +46,14 @@ static inline void park__profile_wait_init(park__profile_wait_t *p)
     p->handoff = PARK__PROFILE_ANY_GRANT;
     p->kind = PARK_PROFILE_OTHER;
     p->slot = NULL;
+    p->mark = 0;
 }
 
 /* A wait on key that began at t0 (park_now()) has ended; handed: the
- * waiter was handed what it waited for. Called by the waiting thread. */
+ * waiter was handed what it waited for. The acquisition's first record
+ * counts from p->mark instead where that is set (its slow path began
+ * there: the spin before the queue is part of the wait), later ones from
+ * the end of the one before. Called by the waiting thread. */
 void park__profile_record(park__profile_wait_t *p, const void *key, park_time_t t0, bool handed);
 
 #endif /* PARK_LIB_PROFILE_H */

@@ -156,7 +156,7 @@ void park__profile_record(park__profile_wait_t *p, const void *key, park_time_t 
         }
         p->slot = s;
         p->total = 0;
-        d = now - t0;
+        d = now - (p->mark ? p->mark : t0);
         bump(&s->waits, 1);
     } else {
         d = now - p->mark; /* woken, lost the race, waited again */

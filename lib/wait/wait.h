@@ -96,6 +96,28 @@ static inline void park__waiter_profile(park__waiter_t *w, park_profile_kind_t k
     w->profile.handoff = handoff;
 }
 
+/* For a primitive that spins before it queues (mutex, semaphore, rwlock),
+ * once its slow path has found the lock taken (not merely a word the inline
+ * path did not expect): while profiling, w's wait counts from now, and
+ * park__waiter_profile_done records an acquisition that ends without
+ * queueing (or after a retry that did not queue again), so that the
+ * profile holds every acquisition that found the lock taken, timed as a
+ * caller sees it. One predictable branch while profiling is off. */
+static inline void park__waiter_profile_from_here(park__waiter_t *w)
+{
+    if (park__profiling())
+        w->profile.mark = park_now();
+}
+
+/* The acquisition of w (on key) is over without a further park__wait:
+ * granted by a spin or a retry, or timed out (handed: false). Records it,
+ * or adds the time since its last recorded wait, while profiling. */
+static inline void park__waiter_profile_done(park__waiter_t *w, const void *key)
+{
+    if (park__profiling() && (w->profile.mark || w->profile.slot))
+        park__profile_record(&w->profile, key, w->profile.mark, false);
+}
+
 /* Tells the profiler that w's waits are idling, not contention: they are
  * never recorded. */
 static inline void park__waiter_idle(park__waiter_t *w)

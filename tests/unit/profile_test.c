@@ -14,6 +14,7 @@
 #include <park/pool.h>
 #include <park/profile.h>
 #include <park/rwlock.h>
+#include <park/sem.h>
 #include <park/task.h>
 
 #include "test.h"
@@ -351,10 +352,60 @@ TEST(profile_kind_names)
     ASSERT_TRUE(strcmp(park_profile_kind_name(PARK_PROFILE_KINDS), "?") == 0);
 }
 
+/* A timed acquisition of a taken lock whose deadline has passed gives up
+ * after its spin, never queueing: it found the lock taken, so it is a
+ * contended acquisition and is recorded (the spin's time, a timeout, not
+ * a hand-off), for the mutex, the semaphore and the rwlock alike. */
+struct timed_out {
+    park_mutex_t m;
+    park_sem_t s;
+    park_rwlock_t rw;
+    int errs[3];
+};
+
+static void *timed_out_main(void *arg)
+{
+    struct timed_out *t = arg;
+    t->errs[0] = park_mutex_lock_until(&t->m, park_now());
+    t->errs[1] = park_sem_acquire_until(&t->s, park_now());
+    t->errs[2] = park_rwlock_write_lock_until(&t->rw, park_now());
+    return NULL;
+}
+
+TEST(profile_records_a_contended_acquisition_that_never_queued)
+{
+    struct timed_out t = {.m = PARK_MUTEX_INIT, .s = PARK_SEM_INIT(0, 1), .rw = PARK_RWLOCK_INIT};
+    park_mutex_lock(&t.m);
+    park_rwlock_read_lock(&t.rw);
+    park_profile_reset();
+    ASSERT_EQ(park_profile_start(), 0);
+    test_threads_t *th = test_threads_start(1, timed_out_main, &t, sizeof t);
+    test_threads_join(th);
+    park_profile_stop();
+    park_rwlock_read_unlock(&t.rw);
+    park_mutex_unlock(&t.m);
+    park_profile_site_t sites[MAX_SITES];
+    size_t n = park_profile_sites(sites, MAX_SITES);
+    ASSERT_EQ(n, 3);
+    bool seen[PARK_PROFILE_KINDS] = {false};
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ(sites[i].waits, 1);
+        ASSERT_EQ(sites[i].handoffs, 0);
+        ASSERT_GE(sites[i].max_ns, 1);
+        seen[sites[i].kind] = true;
+    }
+    ASSERT_TRUE(seen[PARK_PROFILE_MUTEX]);
+    ASSERT_TRUE(seen[PARK_PROFILE_SEM]);
+    ASSERT_TRUE(seen[PARK_PROFILE_RWLOCK_WRITE]);
+    ASSERT_EQ(park_profile_dropped(), 0);
+    park_profile_reset();
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(profile_off_records_nothing),
     TEST_ENTRY(profile_ranks_the_contended_sites_by_total_wait_and_never_lists_an_uncontended_one),
     TEST_ENTRY(profile_percentiles_of_a_site_come_from_every_wait),
+    TEST_ENTRY(profile_records_a_contended_acquisition_that_never_queued),
     TEST_ENTRY(profile_reset_forgets_every_record),
     TEST_ENTRY(profile_records_a_writer_wait_as_rwlock_write),
     TEST_ENTRY(profile_dump_and_folded_stacks_name_the_contended_sites),
