@@ -557,17 +557,16 @@ template <class C> void looped(benchmark::State &state, int tasks)
             g->done.reset(static_cast<size_t>(tasks));
             for (auto &l : loops)
                 l->rounds = 0;
-            bench::Snapshot before = bench::snapshot();
-            for (auto &l : loops)
-                loop_acquire<C>(*l);
-            bench::sleep_seconds(bench::min_time());
-            g->stop.store(true, std::memory_order_relaxed);
-            g->done.wait(); // acquire: every loop's rounds are visible
-            bench::Snapshot after = bench::snapshot();
-            r.seconds = after.seconds - before.seconds;
-            r.cpu_seconds = after.cpu_seconds - before.cpu_seconds;
-            r.context_switches = after.context_switches - before.context_switches;
-            r.threads.assign(static_cast<size_t>(tasks), bench::ThreadResult{});
+            r = bench::run_task_window(
+                tasks,
+                [&loops] {
+                    for (auto &l : loops)
+                        loop_acquire<C>(*l);
+                },
+                [&g] {
+                    g->stop.store(true, std::memory_order_relaxed);
+                    g->done.wait(); // acquire: every loop's rounds are visible
+                });
             for (int i = 0; i < tasks; ++i)
                 r.threads[static_cast<size_t>(i)].ops = loops[static_cast<size_t>(i)]->rounds;
             bench::set_time_per_op(state, r);

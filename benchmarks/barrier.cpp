@@ -245,17 +245,16 @@ void tasks(benchmark::State &state, int loops)
         g->done.reset(static_cast<size_t>(loops));
         for (auto &l : ls)
             l->k = l->rounds = 0;
-        bench::Snapshot before = bench::snapshot();
-        for (auto &l : ls)
-            task_arrive(*l);
-        bench::sleep_seconds(bench::min_time());
-        g->stop.store(true, std::memory_order_relaxed);
-        g->done.wait(); // acquire: every loop's counts are visible
-        bench::Snapshot after = bench::snapshot();
-        r.seconds = after.seconds - before.seconds;
-        r.cpu_seconds = after.cpu_seconds - before.cpu_seconds;
-        r.context_switches = after.context_switches - before.context_switches;
-        r.threads.assign(static_cast<size_t>(loops), bench::ThreadResult{});
+        r = bench::run_task_window(
+            loops,
+            [&ls] {
+                for (auto &l : ls)
+                    task_arrive(*l);
+            },
+            [&g] {
+                g->stop.store(true, std::memory_order_relaxed);
+                g->done.wait(); // acquire: every loop's counts are visible
+            });
         r.threads[0].ops = ls[0]->rounds;
         bench::set_time_per_op(state, r);
         (void)park_barrier_destroy(&g->b);

@@ -292,6 +292,27 @@ template <class Body> WindowResult run_window(int threads, Body body)
     return r;
 }
 
+// A window driven by tasks on a pool rather than by threads of its own:
+// start() sets the tasks going, the window lasts min_time(), then
+// stop_and_wait() asks them to stop and returns once all have. The result
+// holds the window's times and `tasks` empty ThreadResults for the caller
+// to fill.
+template <class Start, class StopAndWait>
+WindowResult run_task_window(int tasks, Start start, StopAndWait stop_and_wait)
+{
+    WindowResult r;
+    Snapshot before = snapshot();
+    start();
+    sleep_seconds(min_time());
+    stop_and_wait();
+    Snapshot after = snapshot();
+    r.seconds = after.seconds - before.seconds;
+    r.cpu_seconds = after.cpu_seconds - before.cpu_seconds;
+    r.context_switches = after.context_switches - before.context_switches;
+    r.threads.assign(static_cast<size_t>(tasks), ThreadResult{});
+    return r;
+}
+
 // ---- reporting ----------------------------------------------------------
 
 // Windowed rows: real_time = ns per operation of all threads together.
