@@ -97,34 +97,34 @@ static bool on_list(const bucket_t *b, const park__waiter_t *w)
     return false;
 }
 
+/* w, a thread, has waited PARK__FAIR_NS by *clock (read here if 0). */
+static bool waited_long(const park__waiter_t *w, park_time_t *clock)
+{
+    if (*clock == 0)
+        *clock = park_now();
+    return *clock - w->since >= PARK__FAIR_NS;
+}
+
 bool park__wait_owed(const park__waiter_t *w, park_time_t *clock)
 {
     if (w->notify)
         return true;
-    if (*clock == 0)
-        *clock = park_now();
-    park_time_t now = *clock;
-    if (now - w->since < PARK__FAIR_NS)
+    if (!waited_long(w, clock))
         return false;
     bucket_t *b = bucket_of(w->key);
     /* relaxed: written under the bucket lock, which the caller holds;
      * park__wait_fair_due reads it without the lock, as a hint. */
-    if (now < __atomic_load_n(&b->fair_at, __ATOMIC_RELAXED))
+    if (*clock < __atomic_load_n(&b->fair_at, __ATOMIC_RELAXED))
         return false;
-    __atomic_store_n(&b->fair_at, now + PARK__FAIR_NS, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->fair_at, *clock + PARK__FAIR_NS, __ATOMIC_RELAXED);
     return true;
 }
 
 bool park__wait_owed_unpaced(const park__waiter_t *w, park_time_t *clock)
 {
-    if (w->notify)
-        return true;
-    if (*clock == 0)
-        *clock = park_now();
-    park_time_t now = *clock;
     /* It leaves fair_at alone: that would hold back the fair look of a
      * release (park__wait_fair_due), and so the next such waiter, too. */
-    return now - w->since >= PARK__FAIR_NS && now >= bucket_of(w->key)->held_until;
+    return w->notify || (waited_long(w, clock) && *clock >= bucket_of(w->key)->held_until);
 }
 
 bool park__wait_fair_due(const void *key, park_time_t now)
