@@ -22,8 +22,8 @@ from tail_report import FAMILY as TAIL, tail_section
 KNOWN_COUNTERS = ["csw_per_op", "cpu_ns_per_op", "min_acq", "max_acq", "fairness",
                   "worst_wait_ns", "writer_worst_wait_ns", "reads", "writes", "p50_ns", "p99_ns", "p999_ns",
                   "workers", "spawn_ns", "wakeups", "idle_cpu_ns", "csw_per_s",
-                  "capacity", "n1_p50_ns", "n1_p99_ns", "n32_p50_ns", "n32_worst_ns",
-                  "n32_requests"]
+                  "capacity", "n1_p50_ns", "n1_p99_ns", "n32_p50_ns", "n32_p99_ns",
+                  "n32_p999_ns", "n32_worst_ns", "n32_requests"]
 COUNTER_TITLES = {
     "csw_per_op": "csw/op", "cpu_ns_per_op": "cpu/op",
     "min_acq": "min acq", "max_acq": "max acq",
@@ -34,7 +34,8 @@ COUNTER_TITLES = {
     "spawn_ns": "spawn/join", "idle_cpu_ns": "CPU per idle s",
     "csw_per_s": "csw/s",
     "n1_p50_ns": "n=1 p50", "n1_p99_ns": "n=1 p99",
-    "n32_p50_ns": "n=32 p50", "n32_worst_ns": "n=32 worst", "n32_requests": "n=32 reqs",
+    "n32_p50_ns": "n=32 p50", "n32_p99_ns": "n=32 p99", "n32_p999_ns": "n=32 p99.9",
+    "n32_worst_ns": "n=32 worst", "n32_requests": "n=32 reqs",
 }
 # Counters that count things (shown as integers).
 COUNT_COUNTERS = {"min_acq", "max_acq", "workers", "wakeups", "capacity", "reads", "writes",

@@ -29,7 +29,8 @@ struct Shared {
 /// probability 5 %, else 1 (the C++ rows' per-thread LCG); t0 = ticks;
 /// `acquire_many(n).await`; wait = ticks since t0; hold for HOLD rounds;
 /// drop the permits; OUTSIDE rounds } for one window. Counters as the C++
-/// rows: n1_p50_ns, n1_p99_ns, n32_p50_ns, n32_worst_ns, n32_requests.
+/// rows: n1_p50_ns, n1_p99_ns, n32_p50_ns, n32_p99_ns, n32_p999_ns,
+/// n32_worst_ns, n32_requests.
 pub fn mix_tokio(min_time: f64) -> Sample {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(THREADS).build().expect("tokio runtime");
     let sem = Arc::new(Padded(tokio::sync::Semaphore::new(PERMITS as usize)));
@@ -90,6 +91,8 @@ pub fn mix_tokio(min_time: f64) -> Sample {
     sample.counters.push(("n1_p50_ns", ticks_to_ns(quantile(&waits.0, 0.50))));
     sample.counters.push(("n1_p99_ns", ticks_to_ns(quantile(&waits.0, 0.99))));
     sample.counters.push(("n32_p50_ns", ticks_to_ns(quantile(&waits.1, 0.50))));
+    sample.counters.push(("n32_p99_ns", ticks_to_ns(quantile(&waits.1, 0.99))));
+    sample.counters.push(("n32_p999_ns", ticks_to_ns(quantile(&waits.1, 0.999))));
     sample.counters.push(("n32_worst_ns", ticks_to_ns(waits.1.last().copied().unwrap_or(0))));
     sample.counters.push(("n32_requests", waits.1.len() as f64));
     sample
