@@ -33,14 +33,10 @@ static void async_removed(void *ctx)
                                  park__acq_ctx_waiter(ctx));
 }
 
+/* One table for one permit and several: a waiter of one never has permits
+ * gathered for it, so its after_removed gives back nothing. */
 static const park__acq_ops_t async_ops = {
     .wait = &park__sem_acquire_ops, /* ctx: the struct park__sem_acquire_ctx inside the task */
-    .try_take = async_try_take,
-    .give_back = async_give_back,
-};
-
-static const park__acq_ops_t async_n_ops = {
-    .wait = &park__sem_acquire_ops,
     .try_take = async_try_take,
     .after_removed = async_removed,
     .give_back = async_give_back,
@@ -58,8 +54,7 @@ park_task_t *park_sem_acquire_n_async_until(park_sem_t *s, uint32_t n, park_pool
     if (!park__sem_n_valid(s, n))
         return park__task_completed(EINVAL, NULL);
     struct park__sem_acquire_ctx c = {.s = s, .n = n};
-    return park__acquire_async(pool, n == 1 ? &async_ops : &async_n_ops, s, n, &c, sizeof c,
-                               deadline);
+    return park__acquire_async(pool, &async_ops, s, n, &c, sizeof c, deadline);
 }
 
 park_task_t *park_sem_acquire_n_async(park_sem_t *s, uint32_t n, park_pool_t *pool)
