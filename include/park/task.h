@@ -8,15 +8,18 @@
  * Continuations (park_task_then) always run on a pool, never within the
  * call that completed the task and never within park_task_then itself,
  * also when the task had completed before they were registered. A worker
- * that completes a task (or registers on a completed one) runs the first
- * continuation meant for its own pool next, ahead of its queue, unless
- * three such continuations in a row ran before it (then the queued work
- * gets a turn first); it queues the others on its own ring; everything
- * else goes through the pool's shared queue. No other worker can take
- * that first continuation: a job that completes a task and then blocks
- * outside park (a system call, a glibc lock, a spin on a flag) holds it
- * back until the job returns or waits in park, so such a job must not
- * wait for that continuation itself.
+ * whose job completes a task (or registers on a completed one) keeps up to
+ * 8 of the continuations that job queues for its own pool in a local
+ * queue and runs them next, in order, ahead of its other queues and
+ * without waking another worker, unless three such continuations in a row
+ * ran before (then the queued work gets a turn first); a job that queues
+ * more puts them all on its worker's ring; everything else goes through
+ * the pool's shared queue. No other worker can take from the local queue
+ * until its items have waited about 20 us past the end of a job or the job
+ * waits in park: a job that completes a task and then blocks outside park
+ * (a system call, a glibc lock, a spin on a flag) holds them back until it
+ * returns or waits in park, so such a job must not wait for those
+ * continuations itself.
  * Continuations of one task are queued in the order they were registered.
  *
  * Ownership: each function that returns a task gives the caller one

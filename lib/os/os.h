@@ -122,4 +122,36 @@ static inline void park__os_pause(void)
 #endif
 }
 
+/* A cheap monotonic tick count for heuristics that need only the order of
+ * magnitude of an interval: the time-stamp counter on x86 (1-5 GHz), the
+ * virtual counter on AArch64 (PARK__OS_TICKS_PER_US per microsecond,
+ * read from cntfrq), nanoseconds elsewhere. Per thread: a thread that
+ * moves between processors may see a small step. */
+static inline uint64_t park__os_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    uint64_t t;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(t));
+    return t;
+#else
+    return park_now();
+#endif
+}
+
+/* Ticks of park__os_ticks in about a microsecond (x86: 3 GHz assumed). */
+static inline uint64_t park__os_ticks_per_us(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return 3000;
+#elif defined(__aarch64__)
+    uint64_t f;
+    __asm__("mrs %0, cntfrq_el0" : "=r"(f));
+    return f / 1000000 ? f / 1000000 : 1;
+#else
+    return 1000;
+#endif
+}
+
 #endif /* PARK_LIB_OS_H */

@@ -31,7 +31,11 @@
  * `kicked` under its latch's bucket lock before sleeping, so a kick is not
  * lost. Items pushed by park_join (forkjoin.c) skip the producer's fence: a
  * missed wake there costs parallelism, never progress (the pusher pops its
- * item back).
+ * item back). A worker's local queue (continuations its jobs queued)
+ * takes no part in the pair: only its owner runs it, and the owner is
+ * awake until it finds the queue empty (find_work looks there first), so
+ * an item in it wakes nobody and is never stranded; moving it to the ring
+ * (local_flush) is a producer's push with its notify.
  * Destroy: closing is set (seq_cst) before destroy looks at pool->idle;
  * the last worker to go to sleep reads closing after its increment, so
  * either destroy sees every worker asleep or that worker sets quiet. */
@@ -323,23 +327,74 @@ static bool find_queued(park__worker_t *w, park__job_t *job)
     return overflow_pop(pool, job);
 }
 
-/* The LIFO slot first, up to PARK__POOL_LIFO_RUNS times in a row; then the
- * queues get one look ahead of it. */
+/* The local queue first, up to PARK__POOL_LOCAL_RUNS times in a row; then
+ * the other queues get one look ahead of it. */
 static bool find_work(park__worker_t *w, park__job_t *job)
 {
-    if (!w->lifo.fn) {
-        w->lifo_runs = 0;
+    if (w->local_head == w->local_tail) {
+        w->local_runs = 0;
         return find_queued(w, job);
     }
-    if (w->lifo_runs >= PARK__POOL_LIFO_RUNS) {
-        w->lifo_runs = 0;
+    if (w->local_runs >= PARK__POOL_LOCAL_RUNS) {
+        w->local_runs = 0;
         if (find_queued(w, job))
-            return true; /* the slot waits for this one job */
+            return true; /* the local queue waits for this one job */
     }
-    w->lifo_runs++;
-    *job = w->lifo;
-    w->lifo.fn = NULL;
+    w->local_runs++;
+    *job = w->local[w->local_head++ % PARK__POOL_LOCAL];
     return true;
+}
+
+/* Moves the worker's local queue to its ring, in order, waking a worker
+ * (a job that finds the ring full spills as park__pool_schedule does; one
+ * that finds no memory stays local). */
+static void local_flush(park__worker_t *w)
+{
+    w->local_since = 0;
+    for (; w->local_head != w->local_tail; w->local_head++) {
+        park__job_t *job = &w->local[w->local_head % PARK__POOL_LOCAL];
+        if (park__pool_schedule(w->pool, job->fn, job->arg) != 0)
+            return;
+    }
+}
+
+/* Continuations that have waited in a worker's local queue behind its
+ * jobs for PARK__POOL_LOCAL_US (the jobs are long, or the worker was
+ * preempted) go where other workers can run them. The clock runs for the
+ * items below local_mark: it starts when a job starts with items waiting
+ * behind it and no clock running for them, and is read again as each job
+ * ends while those items wait; a job that starts with none behind it (a
+ * chain of continuations, each queuing the next) reads no clock. */
+static void local_before(park__worker_t *w)
+{
+    if (PARK__LIKELY(w->local_head == w->local_tail))
+        return;
+    /* Unsigned differences: the counters wrap. */
+    if (w->local_since && (int)(w->local_head - w->local_mark) < 0)
+        return;                            /* running for older items still waiting */
+    w->local_since = park__os_ticks() | 1; /* never 0 */
+    w->local_mark = w->local_tail;
+}
+
+static void local_after(park__worker_t *w)
+{
+    w->spilling = false;
+    if (PARK__LIKELY(!w->local_since))
+        return;
+    if ((int)(w->local_head - w->local_mark) >= 0)
+        w->local_since = 0; /* they have run */
+    else if (park__os_ticks() - w->local_since >= PARK__POOL_LOCAL_US * park__os_ticks_per_us())
+        local_flush(w);
+}
+
+/* Runs a job the worker found. */
+static inline __attribute__((always_inline)) void run_found(park__worker_t *w,
+                                                            const park__job_t *job)
+{
+    stop_searching(w, true);
+    local_before(w);
+    park__pool_run_job(w, job);
+    local_after(w);
 }
 
 /* From a worker: runs one item of work if any is found; false if none. */
@@ -348,8 +403,7 @@ static bool help(park__worker_t *w)
     park__job_t job;
     if (!find_work(w, &job))
         return false;
-    stop_searching(w, true);
-    park__pool_run_job(w, &job);
+    run_found(w, &job);
     return true;
 }
 
@@ -362,18 +416,17 @@ static park__ring_t *shared_ring(park_pool_t *pool)
     return &pool->workers[(mine_plus_one - 1) % pool->n].ring;
 }
 
-/* The worker's job is about to block in lib/wait: its slot goes to its
- * ring (waking a worker), so that the continuation the job may be waiting
- * for does not wait for the job. */
-static void lifo_flush(void)
+/* The worker's job is about to block in lib/wait: its local queue goes to
+ * its ring (waking a worker), so that the continuation the job may be
+ * waiting for does not wait for the job; the job's later continuations
+ * follow them there, in order. */
+static void block_flush(void)
 {
     park__worker_t *w = park__pool_worker;
-    if (!w || !w->lifo.fn)
-        return;
-    park__job_t job = w->lifo;
-    w->lifo.fn = NULL;
-    if (park__pool_schedule(w->pool, job.fn, job.arg) != 0)
-        w->lifo = job; /* no memory: it stays, as before the flush */
+    if (w && w->local_head != w->local_tail) {
+        w->spilling = true;
+        local_flush(w);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -381,7 +434,7 @@ static void *worker_main(void *arg)
     park__worker_t *w = arg;
     park_pool_t *pool = w->pool;
     park__pool_worker = w;
-    park__wait_block_hook = lifo_flush;
+    park__wait_block_hook = block_flush;
     for (;;) {
         park__job_t job;
         bool found;
@@ -396,8 +449,7 @@ static void *worker_main(void *arg)
                !atomic_load_explicit(&pool->stop, memory_order_acquire) && park__spin(&spin))
             ;
         if (found) {
-            stop_searching(w, true);
-            park__pool_run_job(w, &job);
+            run_found(w, &job);
             continue;
         }
         stop_searching(w, false);
@@ -487,15 +539,29 @@ int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg)
     return push_ring(pool, r, park__ring_push, !w, fn, arg);
 }
 
+/* park__pool_schedule_next past its local queue, out of line: the common
+ * case saves no registers for it. */
+__attribute__((noinline)) static int schedule_next_slow(park_pool_t *pool, park__worker_t *w,
+                                                        void (*fn)(void *), void *arg)
+{
+    if (w && w->pool == pool && !w->spilling) { /* the local queue is full */
+        w->spilling = true;
+        local_flush(w);
+    }
+    return park__pool_schedule(pool, fn, arg);
+}
+
 int park__pool_schedule_next(park_pool_t *pool, void (*fn)(void *), void *arg)
 {
     park__worker_t *w = park__pool_worker;
-    if (w && w->pool == pool && !w->lifo.fn) {
-        w->lifo.fn = fn;
-        w->lifo.arg = arg;
+    if (PARK__LIKELY(w && w->pool == pool && !w->spilling &&
+                     w->local_tail - w->local_head < PARK__POOL_LOCAL)) {
+        park__job_t *job = &w->local[w->local_tail++ % PARK__POOL_LOCAL];
+        job->fn = fn;
+        job->arg = arg;
         return 0;
     }
-    return park__pool_schedule(pool, fn, arg);
+    return schedule_next_slow(pool, w, fn, arg);
 }
 
 bool park__pool_closing(park_pool_t *pool)

@@ -19,6 +19,9 @@ typedef struct park__overflow {
     void *arg;
 } park__overflow_t;
 
+/* The capacity of a worker's local queue (pool.c). */
+#define PARK__POOL_LOCAL 8
+
 typedef struct park__worker {
     park__deque_t deque;
     park__ring_t ring;
@@ -31,11 +34,18 @@ typedef struct park__worker {
      * latch, and the kick a producer gives it when new work comes. */
     _Atomic(park__latch_t *) waiting_on;
     _Atomic uint32_t kicked;
-    /* The LIFO slot (owner only, plain): the first continuation queued by
-     * the job this worker runs, which it runs next (fn NULL: empty);
-     * lifo_runs counts slot runs since it last looked for other work. */
-    park__job_t lifo;
-    unsigned lifo_runs;
+    /* The local queue (owner only, plain; no other worker can take from
+     * it): the continuations queued by the jobs this worker runs, in
+     * order, which it runs next: local[i % PARK__POOL_LOCAL] for
+     * local_head <= i < local_tail. local_runs counts local runs since the
+     * worker last looked for other work. local_since: the end of a job
+     * after which the items below local_mark were still queued (0: none).
+     * spilling: the job running filled the queue, which went to the ring,
+     * and queues the rest of its continuations there too. */
+    park__job_t local[PARK__POOL_LOCAL];
+    unsigned local_head, local_tail, local_mark, local_runs;
+    uint64_t local_since; /* park__os_ticks */
+    bool spilling;
     /* Owner-written counters, read by park_pool_stats. */
     _Atomic uint64_t executed, steals, parks;
 } park__worker_t;
@@ -100,21 +110,33 @@ static inline void park__pool_run_job(park__worker_t *w, const park__job_t *job)
  * drained). */
 bool park__pool_closing(park_pool_t *pool);
 
-/* Consecutive runs from a worker's LIFO slot before it looks at its other
- * queues first (then the slot waits for one job): the bound that keeps a
- * chain of continuations from starving queued work. */
-#define PARK__POOL_LIFO_RUNS 3
+/* Consecutive runs from a worker's local queue before it looks at its
+ * other queues first (then the local queue waits for one job): the bound
+ * that keeps a chain of continuations from starving queued work. */
+#define PARK__POOL_LOCAL_RUNS 3
+
+/* How long continuations may wait in a worker's local queue, counted from
+ * the end of the first job after which they were still there, before the
+ * worker moves them to its ring and wakes a sleeper for them (checked as
+ * each of its jobs ends): about what waking a sleeper takes, so that a
+ * burst of short continuations the worker runs by itself within it
+ * neither wakes nor feeds anyone (docs/design/pool.md). */
+#define PARK__POOL_LOCAL_US 20
 
 /* Queues fn(arg) on the pool whether or not it is closing (continuations
  * and internal work): 0 or ENOMEM. */
 int park__pool_schedule(park_pool_t *pool, void (*fn)(void *), void *arg);
 
 /* Continuations: as park__pool_schedule, but a worker of this pool keeps
- * the first one queued by its current job in its LIFO slot and runs it
- * next, ahead of its queues, without waking anyone (it is warm in this
- * worker's cache); the rest go to its ring in order. The slot is the
- * owner's alone: before the worker sleeps in lib/wait (the job blocks) it
- * moves the slot to its ring, where other workers can take it. */
+ * up to PARK__POOL_LOCAL of those its jobs queue in its local queue and
+ * runs them next, in order, ahead of its other queues, without waking
+ * anyone (they are warm in its cache, and a worker woken for them would
+ * mostly find them run). Nobody else can take them: the worker moves them
+ * to its ring and wakes a worker when they have waited PARK__POOL_LOCAL_US
+ * past a job's end, and before it sleeps in lib/wait (the job blocks).
+ * A job that queues more than PARK__POOL_LOCAL moves them all to the ring
+ * and queues the rest there, as park__pool_schedule (a burst worth waking
+ * for): a worker starts the continuations of one job in order. */
 int park__pool_schedule_next(park_pool_t *pool, void (*fn)(void *), void *arg);
 
 /* Waits for the latch: a worker helps with other work meanwhile and, with

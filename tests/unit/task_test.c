@@ -652,6 +652,155 @@ TEST(task_continuation_queued_by_a_job_that_then_blocks_runs_on_another_worker)
     park_task_release(b.t);
 }
 
+/* ---- the local queue: a job's continuations, in order; aged out -------------------- */
+
+/* Continuations that record the order they start in. */
+#define ORDER_CONTS 12 /* more than a worker's local queue holds (8) */
+
+struct order_rec;
+
+struct order_arg {
+    struct order_rec *r;
+    int index;
+};
+
+struct order_rec {
+    park_pool_t *pool;
+    park_task_t *t;
+    atomic_int next;
+    int started[ORDER_CONTS];
+    struct order_arg arg[ORDER_CONTS];
+};
+
+static void order_cont(park_task_t *t, void *arg)
+{
+    (void)t;
+    struct order_arg *a = arg;
+    a->r->started[atomic_fetch_add(&a->r->next, 1)] = a->index;
+}
+
+static void order_complete(void *arg)
+{
+    struct order_rec *r = arg;
+    ASSERT_EQ(park_task_complete(r->t, 0, NULL), 0);
+}
+
+/* n continuations of one task, completed by a job of a one-worker pool,
+ * start in registration order: those the local queue holds, and those a
+ * burst beyond it moves to the ring with the rest. */
+static void order_check(int n)
+{
+    struct order_rec r;
+    memset(&r, 0, sizeof r);
+    r.pool = pool_new(1);
+    r.t = task_new();
+    for (int i = 0; i < n; i++) {
+        r.arg[i] = (struct order_arg){&r, i};
+        ASSERT_EQ(park_task_then(r.t, r.pool, order_cont, &r.arg[i]), 0);
+    }
+    ASSERT_EQ(park_pool_submit(r.pool, order_complete, &r), 0);
+    AWAIT(atomic_load(&r.next) == n);
+    park_pool_destroy(r.pool);
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(r.started[i], i);
+    park_task_release(r.t);
+}
+
+TEST(task_continuations_completed_by_one_job_start_in_order_on_its_worker)
+{
+    order_check(5);
+    order_check(ORDER_CONTS);
+}
+
+/* A job queues three continuations: the first runs long (5 ms, outside
+ * park), and the second waits for the third to start. Left in the worker's
+ * local queue the third would wait behind the second for ever; aged out
+ * after the first, it goes to the ring and the other worker runs it. */
+struct aged {
+    park_pool_t *pool;
+    park_task_t *t;
+    atomic_bool third_started, second_saw_it, second_done;
+};
+
+static void aged_first(park_task_t *t, void *arg)
+{
+    (void)t;
+    (void)arg;
+    test_sleep_ns(5 * (uint64_t)MS);
+}
+
+static void aged_second(park_task_t *t, void *arg)
+{
+    (void)t;
+    struct aged *a = arg;
+    uint64_t give_up = test_now_ns() + 10000 * (uint64_t)MS;
+    while (!atomic_load(&a->third_started) && test_now_ns() < give_up)
+        test_sleep_ns(100 * (uint64_t)US);
+    atomic_store(&a->second_saw_it, atomic_load(&a->third_started));
+    atomic_store(&a->second_done, true);
+}
+
+static void aged_third(park_task_t *t, void *arg)
+{
+    (void)t;
+    atomic_store(&((struct aged *)arg)->third_started, true);
+}
+
+static void aged_job(void *arg)
+{
+    struct aged *a = arg;
+    ASSERT_EQ(park_task_complete(a->t, 0, NULL), 0);
+}
+
+TEST(task_continuations_held_back_by_a_long_one_move_to_another_worker)
+{
+    struct aged a;
+    memset(&a, 0, sizeof a);
+    a.pool = pool_new(2);
+    a.t = task_new();
+    ASSERT_EQ(park_task_then(a.t, a.pool, aged_first, &a), 0);
+    ASSERT_EQ(park_task_then(a.t, a.pool, aged_second, &a), 0);
+    ASSERT_EQ(park_task_then(a.t, a.pool, aged_third, &a), 0);
+    ASSERT_EQ(park_pool_submit(a.pool, aged_job, &a), 0);
+    AWAIT(atomic_load(&a.second_done));
+    park_pool_destroy(a.pool);
+    ASSERT_TRUE(atomic_load(&a.second_saw_it));
+    park_task_release(a.t);
+}
+
+/* A job completes a task with two continuations and blocks on a semaphore
+ * that only the second releases: both leave its local queue for the ring
+ * when it blocks, and the other worker runs them. */
+static void ignore_cont(park_task_t *t, void *arg)
+{
+    (void)t;
+    (void)arg;
+}
+
+static void block_on_second_job(void *arg)
+{
+    struct lifo_block *b = arg;
+    ASSERT_EQ(park_task_complete(b->t, 0, NULL), 0);
+    park_sem_acquire(&b->sem);
+    atomic_store(&b->done, true);
+}
+
+TEST(task_continuations_of_a_job_that_then_blocks_run_on_another_worker)
+{
+    struct lifo_block b;
+    memset(&b, 0, sizeof b);
+    b.pool = pool_new(2);
+    b.t = task_new();
+    ASSERT_EQ(park_sem_init(&b.sem, 0, 1), 0);
+    ASSERT_EQ(park_task_then(b.t, b.pool, ignore_cont, &b), 0);
+    ASSERT_EQ(park_task_then(b.t, b.pool, lifo_release, &b), 0);
+    ASSERT_EQ(park_pool_submit(b.pool, block_on_second_job, &b), 0);
+    AWAIT(atomic_load(&b.done));
+    park_pool_destroy(b.pool);
+    ASSERT_EQ(park_sem_destroy(&b.sem), 0);
+    park_task_release(b.t);
+}
+
 #define MANY_CONTS 200
 
 TEST(task_many_continuations_each_run_once)
@@ -1989,6 +2138,9 @@ static const test_case_t tests[] = {
     TEST_ENTRY(task_continuation_chain_on_a_worker_does_not_starve_its_queue),
     TEST_ENTRY(task_continuation_chain_on_a_worker_does_not_starve_outside_submissions),
     TEST_ENTRY(task_continuation_queued_by_a_job_that_then_blocks_runs_on_another_worker),
+    TEST_ENTRY(task_continuations_completed_by_one_job_start_in_order_on_its_worker),
+    TEST_ENTRY(task_continuations_held_back_by_a_long_one_move_to_another_worker),
+    TEST_ENTRY(task_continuations_of_a_job_that_then_blocks_run_on_another_worker),
     TEST_ENTRY(task_complete_sets_the_error_and_result),
     TEST_ENTRY(task_result_is_einprogress_then_the_error),
     TEST_ENTRY(task_complete_twice_is_ealready_and_keeps_the_first),
