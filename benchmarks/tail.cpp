@@ -335,12 +335,13 @@ template <class C> bool exclusion_held(const Shared<C> &g, const bench::WindowRe
 }
 
 // The profiler's view of the last window (park_profiled): prof_waits, the
-// acquisitions that queued, prof_share, their share of all; prof_p50_ns, prof_p99_ns, prof_max_ns,
+// acquisitions that found the lock taken (whether they then spun, yielded or
+// queued), prof_share, their share of all; prof_p50_ns, prof_p99_ns, prof_max_ns,
 // their percentiles as the profiler's per-site histogram reports them (the one call site,
 // exclusive_thread's lock); and same_p50_ns, same_p99_ns, the tail family's own histogram of the
 // same run at the quantiles that select as many of the longest waits (1 - (1 - q) prof_waits /
-// acquisitions): if the queued waits are the longest ones, the two agree within the histograms'
-// resolution and the time a waiter spins before it queues.
+// acquisitions): if the contended waits are the longest ones, the two agree within the
+// histograms' resolution and the fast-path attempt before the profiler's clock starts.
 void report_profile(benchmark::State &state, const bench::Histogram &h)
 {
     park_profile_site_t sites[8];

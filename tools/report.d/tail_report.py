@@ -225,7 +225,7 @@ def nice19_table(s):
 def profiler_table(s):
     """park_profiled's rows: the profiler's per-site percentiles beside the
     tail family's histogram of the same run at the matching quantiles."""
-    header = ["threads", "queued waits", "share", "profiler p50", "same run p50",
+    header = ["threads", "contended waits", "share", "profiler p50", "same run p50",
               "profiler p99", "same run p99", "profiler / same run: p99"]
     body = []
     for t in s.threads:
@@ -244,12 +244,13 @@ def profiler_table(s):
         return []
     return ["#### tail / mutex: the contention profiler on the same run", "",
             "park_profiled is park's mutex with the contention profiler recording "
-            "(park_profile_start). The profiler records the acquisitions that queued "
-            "(*queued waits*, a *share* of all), timed from the first queueing, in its "
-            "per-site histogram; *same run* reads the tail family's histogram of that "
-            "run at the quantiles that select as many of the longest waits "
-            "(1 - (1 - q) × share). Where the queued waits are the longest ones the two "
-            "agree within the histograms' resolution and the spin before queueing.", "",
+            "(park_profile_start). The profiler records the acquisitions that found the "
+            "lock taken, whether they then spun, yielded or queued (*contended waits*, a "
+            "*share* of all), timed from the start of the slow path, in its per-site "
+            "histogram; *same run* reads the tail family's histogram of that run at the "
+            "quantiles that select as many of the longest waits (1 - (1 - q) × share). "
+            "Where the contended waits are the longest ones the two agree within the "
+            "histograms' resolution and the fast-path attempt.", "",
             table(header, body), ""]
 
 
