@@ -55,6 +55,9 @@ void park__rwlock_mostly_read_unlock(park_rwlock_t *rw);
 void park__rwlock_revoke(park_rwlock_t *rw);
 /* park_rwlock_destroy of a biased lock: 0 or EBUSY; changes nothing. */
 int park__rwlock_mostly_destroy(park_rwlock_t *rw);
+/* How many times in a row rw's re-bias inhibition has doubled (0-8; for
+ * tests: the entry is shared with the locks whose address hashes alike). */
+uint8_t park__rwlock_inhibit_level(const park_rwlock_t *rw);
 
 /* PARK_DEBUG: the read holds the calling thread took (lib/rwlock_debug.c). */
 #ifdef PARK_DEBUG

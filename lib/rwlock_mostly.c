@@ -31,7 +31,9 @@
  * A reader that finds the lock unbiased takes its hold from the word, as a
  * plain reader, and biases the lock again (taking a new bias hold) once the
  * revocation's inhibition has passed: INHIBIT times the last revocation's
- * length (at least MIN_INHIBIT_NS), kept in flags_ at 1 µs resolution. The
+ * length (at least MIN_INHIBIT_NS), doubled for each revocation in a row
+ * that came soon after the inhibition before it ended (up to MAX_INHIBIT_NS;
+ * inhibition_for), kept in flags_ at 1 µs resolution. The
  * re-bias is made under lib/wait's bucket lock of the lock, and only while
  * no writer is queued or in flight; a writer's validate, under that lock,
  * refuses to queue on a biased lock (the writer revokes again), so no
@@ -47,11 +49,14 @@
 #include "wait/wait.h"
 
 #define TABLE_SIZE 4096u
-#define PROBES 4u             /* slots a reader may use: half a cache line, one group */
-#define INHIBIT 9u            /* re-bias after INHIBIT times the revocation's length */
-#define MIN_INHIBIT_NS 50000u /* and not before: the revoking writer queues first */
-#define TIME_SHIFT 4          /* flags_ bits 4-31: when re-biasing is allowed again */
-#define TIME_UNIT 10          /* in units of 2^10 ns */
+#define PROBES 4u                 /* slots a reader may use: half a cache line, one group */
+#define INHIBIT 9u                /* re-bias after INHIBIT times the revocation's length */
+#define MIN_INHIBIT_NS 50000u     /* and not before: the revoking writer queues first */
+#define SHORT_BIAS 4u             /* a bias revoked within 4 inhibitions of its start was short */
+#define MAX_LEVEL 8u              /* the inhibition doubles at most 8 times in a row */
+#define MAX_INHIBIT_NS (1u << 24) /* and stays below about 17 ms */
+#define TIME_SHIFT 4              /* flags_ bits 4-31: when re-biasing is allowed again */
+#define TIME_UNIT 10              /* in units of 2^10 ns */
 #define TIME_MASK (~((1u << TIME_SHIFT) - 1))
 #define FAR_AHEAD ((1u << 20) << TIME_SHIFT) /* about 1 s: a wrapped time */
 
@@ -89,6 +94,54 @@ static bool inhibition_over(uint32_t f, park_time_t now)
 {
     uint32_t ahead = (f & TIME_MASK) - time_bits(now);
     return ahead == 0 || ahead > FAR_AHEAD;
+}
+
+/* How many revocations in a row came soon after the inhibition before
+ * them ended, per lock: a heuristic, so kept beside the lock rather than in
+ * it (the lock has no bits to spare), in a small table hashed by address.
+ * Locks that share an entry share their history; that costs at most a
+ * longer or shorter inhibition, never correctness. Only revoking writers,
+ * one per lock at a time, write an entry. */
+static uint8_t inhibit_levels[256];
+
+static uint8_t *level_of(const park_rwlock_t *rw)
+{
+    return &inhibit_levels[(((uintptr_t)rw >> 3) * 0x9e3779b97f4a7c15u) >> 56];
+}
+
+/* The inhibition after a revocation that started at t0 and scanned for
+ * `scan` ns, of a lock whose flags were f (biased: the time in them is
+ * when its last inhibition ended, so the bias lived at most t0 minus
+ * that). A bias revoked within SHORT_BIAS base inhibitions of that time
+ * was not worth its revocation (the writes come too often: the bias only
+ * sends readers through the table and writers through a scan), so the
+ * inhibition doubles; a bias that lived longer resets it. BRAVO's rule
+ * alone (a multiple of the scan) leaves a lock written every few
+ * microseconds re-biased every 50 µs. */
+static park_time_t inhibition_for(park_rwlock_t *rw, uint32_t f, park_time_t t0, park_time_t scan)
+{
+    park_time_t base = INHIBIT * scan;
+    if (base < MIN_INHIBIT_NS)
+        base = MIN_INHIBIT_NS;
+    if (base > MAX_INHIBIT_NS)
+        base = MAX_INHIBIT_NS;
+    /* Unsigned: the times wrap (a bias that lived a multiple of 4 minutes
+     * looks short once). A lock biased at init has time 0: long. */
+    uint32_t lived = (time_bits(t0) - (f & TIME_MASK)) >> TIME_SHIFT;
+    uint8_t *level = level_of(rw);
+    unsigned l = __atomic_load_n(level, __ATOMIC_RELAXED);
+    if ((park_time_t)lived << TIME_UNIT < SHORT_BIAS * base)
+        l = l < MAX_LEVEL ? l + 1 : MAX_LEVEL;
+    else
+        l = 0;
+    __atomic_store_n(level, (uint8_t)l, __ATOMIC_RELAXED);
+    park_time_t inhibit = base << l;
+    return inhibit < MAX_INHIBIT_NS ? inhibit : MAX_INHIBIT_NS;
+}
+
+uint8_t park__rwlock_inhibit_level(const park_rwlock_t *rw)
+{
+    return __atomic_load_n(level_of(rw), __ATOMIC_RELAXED);
 }
 
 /* Read-mostly locks exist: the inline read paths look at each lock's
@@ -284,7 +337,9 @@ void park__rwlock_mostly_read_unlock(park_rwlock_t *rw)
 void park__rwlock_revoke(park_rwlock_t *rw)
 {
     uint32_t f = __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED);
+    uint32_t was;
     do {
+        was = f;
         if (!(f & PARK__RW_BIASED))
             return; /* not biased, or another writer revokes (its bias hold
                        keeps everyone out of the word until it is done) */
@@ -312,8 +367,7 @@ void park__rwlock_revoke(park_rwlock_t *rw)
             __atomic_fetch_sub(&rw->state_, PARK__RW_READER, __ATOMIC_RELAXED);
     }
     park_time_t t1 = park_now();
-    park_time_t inhibit = INHIBIT * (t1 - t0);
-    uint32_t until = time_bits(t1 + (inhibit > MIN_INHIBIT_NS ? inhibit : MIN_INHIBIT_NS));
+    uint32_t until = time_bits(t1 + inhibition_for(rw, was, t0, t1 - t0));
     f = __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED);
     /* release: a reader that reads the cleared REVOKING finds every table
      * hold of the lock in the word. */

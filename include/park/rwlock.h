@@ -163,8 +163,9 @@ PARK_API void park_rwlock_init(park_rwlock_t *rw);
  * different CPUs do not slow each other down. A writer revokes the bias
  * first (it moves the published holds into the lock's word, about a few
  * microseconds), then proceeds as in the plain mode; readers bias the lock
- * again only after about nine times that long without a writer, so a
- * write-heavy phase costs little over the plain mode. Every guarantee of
+ * again only after about nine times that long without a writer (longer,
+ * up to about 17 ms, while writes keep coming soon after each re-bias),
+ * so a write-heavy phase costs little over the plain mode. Every guarantee of
  * the plain mode holds (policy, timed and asynchronous acquisition,
  * downgrade, destruction safety); a read hold may still be released by
  * any thread (such a release finds the hold in the table by a search, so

@@ -18,6 +18,7 @@
 
 #include <park/park.h>
 
+#include "rwlock_impl.h"
 #include "wait/wait.h"
 
 #include "test.h"
@@ -985,6 +986,55 @@ TEST(rwlock_read_mostly_writer_revokes_and_readers_bias_it_again)
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
 
+/* Revokes the bias of rw as soon as readers have put it back (a lock
+ * written every few microseconds): the inhibition that follows is at
+ * least 50 us doubled `level` times, counted from before the revocation. */
+static unsigned revoke_soon_after_the_bias(park_rwlock_t *rw)
+{
+    /* Read pairs back to back (readers look at the clock every 32), until
+     * the inhibition is over and they re-bias; no sleeping in between, or
+     * the bias would live long. */
+    for (long pairs = 0; !read_pair_then_biased(rw); pairs++)
+        ASSERT_TRUE(pairs < 1000L * 1000 * 1000);
+    park_time_t before = park_now();
+    park_rwlock_write_lock(rw);
+    park_rwlock_write_unlock(rw);
+    unsigned level = park__rwlock_inhibit_level(rw);
+    /* The flags keep when the inhibition ends in bits 4-31, in units of
+     * 1024 ns (the clock's bits 10-37). */
+    uint32_t until = __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) >> 4;
+    uint32_t ahead = (until - (uint32_t)(before >> 10)) & ((1u << 28) - 1);
+    ASSERT_TRUE(ahead < 1u << 20); /* ahead, not behind */
+    ASSERT_TRUE((uint64_t)ahead << 10 >= (50000u << level) - 1024u);
+    return level;
+}
+
+/* Revocations that each come soon after the readers re-biased the lock
+ * double the inhibition, one level a time; a bias that lived long resets
+ * it. (A test thread preempted between the re-bias and the write resets it
+ * too: the sequence starts again, a bounded number of times.) */
+TEST(rwlock_read_mostly_revocations_soon_after_each_bias_lengthen_the_inhibition)
+{
+    park_rwlock_t rw = PARK_RWLOCK_INIT_READ_MOSTLY;
+    park_rwlock_write_lock(&rw); /* revokes the bias of init: it lived long */
+    park_rwlock_write_unlock(&rw);
+    ASSERT_EQ(park__rwlock_inhibit_level(&rw), 0);
+    unsigned level = 0;
+    for (int tries = 0; level < 3 && tries < 50; tries++) {
+        unsigned next = revoke_soon_after_the_bias(&rw);
+        ASSERT_TRUE(next == level + 1 || next == 0);
+        level = next;
+    }
+    ASSERT_EQ(level, 3);
+    /* A bias that outlives four of the longest inhibitions: back to 0. */
+    AWAIT(read_pair_then_biased(&rw));
+    test_sleep_ns(4 * 17 * MS);
+    park_rwlock_write_lock(&rw);
+    park_rwlock_write_unlock(&rw);
+    ASSERT_EQ(park__rwlock_inhibit_level(&rw), 0);
+    ASSERT_EQ(park_rwlock_destroy(&rw), 0);
+}
+
 static void *release_a_read(void *arg)
 {
     park_rwlock_read_unlock(arg);
@@ -1068,6 +1118,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(rwlock_size_is_at_most_32_bytes),
     TEST_ENTRY(rwlock_read_mostly_readers_of_a_biased_lock_leave_its_word_alone),
     TEST_ENTRY(rwlock_read_mostly_writer_revokes_and_readers_bias_it_again),
+    TEST_ENTRY(rwlock_read_mostly_revocations_soon_after_each_bias_lengthen_the_inhibition),
     TEST_ENTRY(rwlock_read_mostly_table_hold_released_by_another_thread_frees_the_lock),
     TEST_ENTRY(rwlock_read_mostly_release_of_a_hold_not_held_aborts_with_a_message),
     TEST_ENTRY(rwlock_read_mostly_destroy_is_ebusy_while_a_table_hold_exists),
