@@ -111,6 +111,15 @@ bool park__barrier_arrive(park_barrier_t *b, bool drop, const char *call, uint64
     }
 }
 
+bool park__barrier_try_arrive_last(park_barrier_t *b)
+{
+    /* relaxed: only prepares the CAS. complete: (1, E, P) -> (0, E, P), the
+     * arrive transition's last case, tried once; acq_rel as there. */
+    uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
+    return (v & LEFT) == 1 && __atomic_compare_exchange_n(&b->state_, &v, v - 1, false,
+                                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
 /* Advance, bucket locked: every waiter of the phase is granted. */
 static unsigned advance_select(void *ctx, park__waiter_t *w)
 {

@@ -24,9 +24,19 @@ static const park__acq_ops_t async_ops = {
     .granted = async_granted,
 };
 
+/* What the arrival that completes a phase returns: its task is complete
+ * on return, so it is one shared task, never allocated or freed. */
+static park_task_t serial = PARK__TASK_READY_INIT((void *)(intptr_t)PARK_BARRIER_SERIAL);
+
 park_task_t *park_barrier_arrive_and_wait_async(park_barrier_t *b, park_pool_t *pool)
 {
-    /* The task first: once arrived, there is no going back on ENOMEM. */
+    /* The last arrival first: it needs no task of its own. */
+    if (park__barrier_try_arrive_last(b)) {
+        park__barrier_complete_phase(b);
+        return &serial;
+    }
+    /* Otherwise the task first: once arrived, there is no going back on
+     * ENOMEM. */
     park_task_t *t = park__acq_new(pool, &async_ops, b, 0);
     if (!t)
         return NULL;

@@ -31,6 +31,10 @@ static inline uint32_t park__barrier_phase_of(uint64_t v)
  * function for a misuse report. */
 bool park__barrier_arrive(park_barrier_t *b, bool drop, const char *call, uint64_t *seen);
 
+/* Arrives only if this arrival completes the phase (one arrival was left):
+ * true if it did; false if it did not arrive. */
+bool park__barrier_try_arrive_last(park_barrier_t *b);
+
 /* By the arrival that completed the phase: runs the completion function,
  * then starts the next phase, releasing the waiters. */
 void park__barrier_complete_phase(park_barrier_t *b);

@@ -251,9 +251,11 @@ PARK_API int park_barrier_arrive_and_drop(park_barrier_t *b);
  * Its continuations run on `pool`, never on the thread that completed the
  * phase. Cancelling the task (park_task_cancel, or releasing the last
  * reference while it is pending) stops the wait, not the arrival, which
- * stays counted. Allocates one task before arriving: NULL only on ENOMEM,
- * and then it has not arrived. Never blocks but for the completion
- * function. Memory ordering as park_barrier_arrive_and_wait. */
+ * stays counted. The arrival that completes the phase allocates nothing
+ * (its task is a shared, completed one); any other allocates one task
+ * before arriving: NULL only on ENOMEM, and then it has not arrived. Never
+ * blocks but for the completion function. Memory ordering as
+ * park_barrier_arrive_and_wait. */
 PARK_API park_task_t *park_barrier_arrive_and_wait_async(park_barrier_t *b, park_pool_t *pool);
 
 PARK_END_DECLS

@@ -54,8 +54,8 @@ struct park__cont {
 
 _Static_assert(sizeof(cont_t) <= PARK__BLOCK_SIZE, "a continuation fits a block");
 
-static cont_t closed_sentinel;
-#define CLOSED (&closed_sentinel)
+struct park__cont park__task_closed; /* task.h */
+#define CLOSED (&park__task_closed)
 
 /* ---- tasks ------------------------------------------------------------ */
 
@@ -547,15 +547,7 @@ park_task_t *park_task_when_any(park_pool_t *pool, park_task_t *const *ts, size_
 
 /* ---- completed tasks ------------------------------------------------------ */
 
-static park_task_t ready = {
-    .refs = PERMANENT,
-    .claimed = 1,
-    .conts = CLOSED,
-    .done = {PARK__LATCH_SET},
-#ifdef PARK_DEBUG
-    .magic = PARK__TASK_LIVE,
-#endif
-};
+static park_task_t ready = PARK__TASK_READY_INIT(NULL);
 
 park_task_t *park__task_ready(void)
 {

@@ -113,6 +113,22 @@ static inline void park__task_drop_hold_unshared(park_task_t *t)
  * nothing. */
 park_task_t *park__task_ready(void);
 
+/* The continuation list of a completed task (a sentinel). */
+extern struct park__cont park__task_closed;
+#ifdef PARK_DEBUG
+#define PARK__TASK_READY_MAGIC .magic = PARK__TASK_LIVE,
+#else
+#define PARK__TASK_READY_MAGIC
+#endif
+/* The static initializer of a shared, permanent task completed with error 0
+ * and `result`, like park__task_ready's: for a layer that returns one
+ * completed outcome often and must not allocate for it. */
+#define PARK__TASK_READY_INIT(result_)                                                             \
+    {                                                                                              \
+        .refs = PARK__TASK_PERMANENT, .claimed = 1, .conts = &park__task_closed,                   \
+        .done = {PARK__LATCH_SET}, .result = (result_), PARK__TASK_READY_MAGIC                     \
+    }
+
 /* A task already completed with err and result, or NULL on ENOMEM. */
 park_task_t *park__task_completed(int err, void *result);
 

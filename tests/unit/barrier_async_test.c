@@ -33,6 +33,44 @@ TEST(barrier_async_arrival_that_completes_the_phase_is_complete_and_serial)
     park_task_release(t);
 }
 
+/* The arrival that completes a phase allocates nothing: every phase's
+ * gets the same shared, completed task (here while the last one is still
+ * held, so a fresh allocation could not have reused its memory), whose
+ * continuations still run on their pool. The others get tasks of their
+ * own. */
+TEST(barrier_async_arrivals_that_complete_phases_share_one_completed_task)
+{
+    park_pool_t *pool = pool_new(1);
+    park_barrier_t b = PARK_BARRIER_INIT(2, NULL, NULL);
+    park_task_t *waiting[2], *completing[2];
+    for (int phase = 0; phase < 2; phase++) {
+        waiting[phase] = not_null(park_barrier_arrive_and_wait_async(&b, pool));
+        ASSERT_FALSE(park_task_done(waiting[phase]));
+        in_release = true;
+        completing[phase] = not_null(park_barrier_arrive_and_wait_async(&b, pool));
+        in_release = false;
+        void *result = NULL;
+        ASSERT_EQ(park_task_result(completing[phase], &result), 0);
+        ASSERT_EQ((intptr_t)result, PARK_BARRIER_SERIAL);
+        ASSERT_EQ(park_task_wait(waiting[phase], &result), 0);
+        ASSERT_TRUE(result == NULL);
+    }
+    ASSERT_TRUE(completing[0] == completing[1]);
+    ASSERT_TRUE(waiting[0] != waiting[1]);
+    struct cont c;
+    then(completing[1], &c, pool);
+    AWAIT(atomic_load(&c.runs) == 1);
+    ASSERT_EQ(c.err, 0);
+    ASSERT_EQ((intptr_t)c.result, PARK_BARRIER_SERIAL);
+    ASSERT_EQ(park_task_cancel(completing[1]), EALREADY);
+    for (int phase = 0; phase < 2; phase++) {
+        park_task_release(waiting[phase]);
+        park_task_release(completing[phase]);
+    }
+    ASSERT_EQ(park_barrier_destroy(&b), 0);
+    park_pool_destroy(pool);
+}
+
 TEST(barrier_async_arrival_completes_when_the_phase_ends_and_never_on_the_completing_thread)
 {
     park_pool_t *pool = pool_new(1);
@@ -122,6 +160,7 @@ TEST(barrier_cancelling_an_async_arrival_after_its_phase_ended_is_ealready)
 
 static const test_case_t tests[] = {
     TEST_ENTRY(barrier_async_arrival_that_completes_the_phase_is_complete_and_serial),
+    TEST_ENTRY(barrier_async_arrivals_that_complete_phases_share_one_completed_task),
     TEST_ENTRY(
         barrier_async_arrival_completes_when_the_phase_ends_and_never_on_the_completing_thread),
     TEST_ENTRY(barrier_async_and_blocking_arrivals_share_a_phase),
