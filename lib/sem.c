@@ -59,7 +59,9 @@
  * or once it is owed (default mode: PARK__FAIR_NS), the permits there are
  * gathered for it under the bucket lock (w->grant: RESERVED | how many;
  * never in COUNT, so no fast path needs to know) and select stops there
- * until it has them all. Default mode passes a young one too few are free
+ * until it has them all; from the moment it is owed, the releases' fair
+ * looks come to the lock for it (park__wait_fair_due_from), even while a
+ * woken waiter is on its way. Default mode passes a young one too few are free
  * for: those behind it may be served (woken to retry or handed), and a
  * waiter woken past it re-queues at the back, not the front, so that the
  * one passed stays first and is looked at, and owed, first. A waiter that
@@ -280,8 +282,16 @@ __attribute__((noinline)) static unsigned select_many(struct wake_ctx *r, park__
     if (!(w->grant & RESERVED) && (r->passed || !park__wait_owed_unpaced(w, &r->now))) {
         if (take_for(r, want, true) == want) {
             w->grant = PARK__GRANT_HANDOFF;
+            if (!r->passed) /* else the look stays for the one passed */
+                park__wait_fair_due_from(r->s, 0);
             return PARK__SELECT_GRANT;
         }
+        /* The first one passed (a thread: a task is always owed) is owed
+         * from since + PARK__FAIR_NS: from then on the releases' fair looks
+         * come here, so that it starts gathering even while a woken waiter
+         * is on its way. */
+        if (!r->passed)
+            park__wait_fair_due_from(r->s, w->since + PARK__FAIR_NS);
         r->passed = true;
         return PARK__SELECT_SKIP;
     }
@@ -289,9 +299,11 @@ __attribute__((noinline)) static unsigned select_many(struct wake_ctx *r, park__
     got += take_for(r, want - got, false);
     if (got < want) {
         w->grant = RESERVED | got;
-        return PARK__SELECT_STOP; /* it stays first in line */
+        park__wait_fair_due_from(r->s, 1); /* gathering: due now */
+        return PARK__SELECT_STOP;          /* it stays first in line */
     }
     w->grant = PARK__GRANT_HANDOFF;
+    park__wait_fair_due_from(r->s, 0);
     return PARK__SELECT_GRANT;
 }
 
@@ -332,6 +344,8 @@ static void wake_finish(void *ctx, bool more)
     if (!wake_check(r))
         return;
     park_sem_t *s = r->s;
+    if (!more) /* no waiter of several left to come to the lock for */
+        park__wait_fair_due_from(s, 0);
     uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
     uint64_t next;
     do {

@@ -22,6 +22,7 @@ typedef struct bucket {
     park__waiter_t *head;       /* FIFO of the waiters of every key hashed here */
     park__waiter_t *tail;
     park_time_t fair_at;          /* no fair hand-off before this (park__wait_owed) */
+    park_time_t look_at;          /* fair looks due from this on, 0: never (fair_due_from) */
     park_time_t held_until;       /* none at all before this (park__wait_hold_fair) */
     _Atomic park_time_t woken_at; /* the last park__wait_note_woken */
 } __attribute__((aligned(64))) bucket_t;
@@ -129,8 +130,16 @@ bool park__wait_owed_unpaced(const park__waiter_t *w, park_time_t *clock)
 
 bool park__wait_fair_due(const void *key, park_time_t now)
 {
-    /* relaxed: a hint (see park__wait_owed); pairs with nothing. */
-    return now >= __atomic_load_n(&bucket_of(key)->fair_at, __ATOMIC_RELAXED);
+    /* relaxed: hints (see park__wait_owed); pair with nothing. */
+    const bucket_t *b = bucket_of(key);
+    park_time_t look = __atomic_load_n(&b->look_at, __ATOMIC_RELAXED);
+    return now >= __atomic_load_n(&b->fair_at, __ATOMIC_RELAXED) || (look && now >= look);
+}
+
+void park__wait_fair_due_from(const void *key, park_time_t at)
+{
+    /* relaxed: written under the bucket lock, read as a hint. */
+    __atomic_store_n(&bucket_of(key)->look_at, at, __ATOMIC_RELAXED);
 }
 
 void park__wait_note_woken(const park__waiter_t *w, park_time_t now)
@@ -540,6 +549,7 @@ void park__wait_reset_all(void)
         bucket_t *b = &buckets[i];
         b->head = b->tail = NULL;
         __atomic_store_n(&b->fair_at, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->look_at, 0, __ATOMIC_RELAXED);
         atomic_init(&b->batch_seq, 0);
         park__lock_reset(&b->lock);
     }

@@ -190,6 +190,15 @@ bool park__wait_owed_unpaced(const park__waiter_t *w, park_time_t *clock);
  * lib/mutex.c). */
 bool park__wait_fair_due(const void *key, park_time_t now);
 
+/* Bucket locked: park__wait_fair_due(key, now) is true from `at` on,
+ * whatever the bucket's pacing, until the next call (0: from no time on).
+ * For a waiter that gathers what releases bring (park__wait_owed_unpaced):
+ * once it is owed, each release it samples must come to the lock, even
+ * one that finds a woken waiter on its way, which may wait a time slice
+ * for a CPU. Keys of one bucket share it: a look too many only costs the
+ * releaser the lock. A hint. */
+void park__wait_fair_due_from(const void *key, park_time_t at);
+
 /* The fair look of a release or unlock that would otherwise skip the lock
  * (lib/mutex.c, lib/sem.c), sampled so that most such calls pay only an
  * increment: one call in `every` of the calling thread (counted in *calls,

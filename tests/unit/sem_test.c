@@ -821,6 +821,35 @@ TEST(sem_default_smaller_waiter_passes_a_larger_one_that_is_not_owed)
     ASSERT_EQ(park_sem_destroy(&s), 0);
 }
 
+/* Default mode: a release's fair look (park__wait_fair_due: should a
+ * release that finds a woken waiter on its way come to the lock anyway?)
+ * is due for a waiter of several from the moment it is owed, whatever
+ * the bucket's pacing, and no longer once it is granted. Without it, a
+ * woken waiter that waits for a CPU keeps every release off the lock, and
+ * the owed waiter starts gathering only when the pacing allows, about
+ * 1 ms later. The fair hand-offs are held (the pacing never allows). */
+TEST(sem_default_passed_larger_waiter_makes_the_fair_look_due_once_it_is_owed)
+{
+    park_sem_t s = PARK_SEM_INIT(0, 4);
+    park__wait_hold_fair(&s, PARK_FOREVER);
+    park_time_t before = park_now();
+    struct many large;
+    test_threads_t *tl = queue_many(&large, &s, 3, PARK_FOREVER);
+    ASSERT_FALSE(park__wait_fair_due(&s, before + PARK__FAIR_NS - 1));
+    ASSERT_EQ(park_sem_release(&s, 1), 0); /* passes it: too few */
+    ASSERT_FALSE(atomic_load(&large.done));
+    /* Due from its start + PARK__FAIR_NS, which is after `before` + that. */
+    ASSERT_FALSE(park__wait_fair_due(&s, before + PARK__FAIR_NS - 1));
+    ASSERT_TRUE(park__wait_fair_due(&s, park_now() + PARK__FAIR_NS));
+    ASSERT_EQ(park_sem_release(&s, 2), 0); /* all three: handed over */
+    test_threads_join(tl);
+    ASSERT_EQ(large.result, 0);
+    ASSERT_FALSE(park__wait_fair_due(&s, park_now() + 10 * PARK__FAIR_NS));
+    park__wait_hold_fair(&s, 0);
+    ASSERT_EQ(park_sem_release(&s, 3), 0);
+    ASSERT_EQ(park_sem_destroy(&s), 0);
+}
+
 /* Default mode: once the waiter of three has waited about 1 ms, released
  * permits are gathered for it (the count stays 0: nobody barges) and the
  * waiter of one behind it waits until it has them all. */
@@ -954,6 +983,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(sem_fifo_large_head_holds_back_smaller_waiters_behind_it),
     TEST_ENTRY(sem_fifo_large_waiter_gathers_the_free_permits_as_it_queues),
     TEST_ENTRY(sem_default_smaller_waiter_passes_a_larger_one_that_is_not_owed),
+    TEST_ENTRY(sem_default_passed_larger_waiter_makes_the_fair_look_due_once_it_is_owed),
     TEST_ENTRY(sem_default_owed_larger_waiter_gathers_permits_and_holds_back_smaller_ones),
     TEST_ENTRY(sem_fifo_timed_out_large_head_wakes_the_waiters_behind_it),
     TEST_ENTRY(sem_default_timed_out_large_head_wakes_the_waiters_behind_it),

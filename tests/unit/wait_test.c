@@ -1048,6 +1048,28 @@ TEST(wait_owed_unpaced_ignores_the_buckets_last_fair_hand_off)
     ASSERT_TRUE(park__wait_owed_unpaced(&second, &clock));
 }
 
+/* park__wait_fair_due_from: the fair look is due from the time given,
+ * whatever the bucket's pacing, until it is lifted (0). As above, at a
+ * clock of our choosing, with nothing else using the key's bucket. */
+TEST(wait_fair_due_from_makes_the_fair_look_due_whatever_the_pacing)
+{
+    static int key;
+    park__waiter_t first;
+    park__waiter_init(&first, 1);
+    first.key = &key;
+    park_time_t now = park_now() + 2000000000u;
+    first.since = now - 2u * PARK__FAIR_NS;
+    park_time_t clock = now;
+    ASSERT_TRUE(park__wait_owed(&first, &clock)); /* paces the bucket */
+    ASSERT_FALSE(park__wait_fair_due(&key, now));
+    park__wait_fair_due_from(&key, now + 10);
+    ASSERT_FALSE(park__wait_fair_due(&key, now + 9));
+    ASSERT_TRUE(park__wait_fair_due(&key, now + 10));
+    park__wait_fair_due_from(&key, 0);
+    ASSERT_FALSE(park__wait_fair_due(&key, now + 10));
+    ASSERT_TRUE(park__wait_fair_due(&key, now + PARK__FAIR_NS)); /* the pacing's own */
+}
+
 static const test_case_t tests[] = {
     TEST_ENTRY(wait_validate_false_returns_invalid_without_enqueueing),
     TEST_ENTRY(wait_has_waiters_tells_whether_a_key_has_queued_waiters),
@@ -1081,6 +1103,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(wait_timed_waiter_stops_yielding_once_its_deadline_has_passed),
     TEST_ENTRY(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep),
     TEST_ENTRY(wait_owed_unpaced_ignores_the_buckets_last_fair_hand_off),
+    TEST_ENTRY(wait_fair_due_from_makes_the_fair_look_due_whatever_the_pacing),
 };
 
 int main(int argc, char **argv)
