@@ -87,6 +87,21 @@ int park_barrier_destroy(park_barrier_t *b)
 
 /* ---- arriving --------------------------------------------------------- */
 
+/* One try of the arrive transition from *v (L > 0): true if it was made;
+ * else *v is the word found. */
+static bool arrive_once(park_barrier_t *b, uint64_t *v, bool drop)
+{
+    uint64_t next = *v - 1 - (drop ? E_ONE : 0);
+    /* arrive / drop: (L, E, P) -> (L-1, E[-1], P). release: pairs with the
+     * acquire of the completing CAS. complete: (1, E, P) -> (0, E[-1], P);
+     * acq_rel: acquires every arrival before it. */
+    if ((*v & LEFT) == 1)
+        return __atomic_compare_exchange_n(&b->state_, v, next, true, __ATOMIC_ACQ_REL,
+                                           __ATOMIC_RELAXED);
+    return __atomic_compare_exchange_n(&b->state_, v, next, true, __ATOMIC_RELEASE,
+                                       __ATOMIC_RELAXED);
+}
+
 /* Arrives (drop: and leaves) at the current phase: true if this arrival
  * completed it; *seen is the word it arrived at. */
 bool park__barrier_arrive(park_barrier_t *b, bool drop, const char *call, uint64_t *seen)
@@ -96,28 +111,20 @@ bool park__barrier_arrive(park_barrier_t *b, bool drop, const char *call, uint64
     for (;;) {
         if (!(v & LEFT))
             park__misuse(call, b, "more arrivals than the phase expects");
-        uint64_t next = v - 1 - (drop ? E_ONE : 0);
-        bool last = (v & LEFT) == 1;
-        /* arrive / drop: (L, E, P) -> (L-1, E[-1], P). release: pairs with
-         * the acquire of the completing CAS. complete: (1, E, P) -> (0,
-         * E[-1], P); acq_rel: acquires every arrival before it. */
-        if (last ? __atomic_compare_exchange_n(&b->state_, &v, next, true, __ATOMIC_ACQ_REL,
-                                               __ATOMIC_RELAXED)
-                 : __atomic_compare_exchange_n(&b->state_, &v, next, true, __ATOMIC_RELEASE,
-                                               __ATOMIC_RELAXED)) {
+        if (arrive_once(b, &v, drop)) {
             *seen = v;
-            return last;
+            return (v & LEFT) == 1;
         }
     }
 }
 
 bool park__barrier_try_arrive_last(park_barrier_t *b)
 {
-    /* relaxed: only prepares the CAS. complete: (1, E, P) -> (0, E, P), the
-     * arrive transition's last case, tried once; acq_rel as there. */
+    /* relaxed: only prepares the CAS. The completing case of the arrive
+     * transition, tried once (a failure, even a spurious one, leaves the
+     * caller the full arrival). */
     uint64_t v = __atomic_load_n(&b->state_, __ATOMIC_RELAXED);
-    return (v & LEFT) == 1 && __atomic_compare_exchange_n(&b->state_, &v, v - 1, false,
-                                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    return (v & LEFT) == 1 && arrive_once(b, &v, false);
 }
 
 /* Advance, bucket locked: every waiter of the phase is granted. */

@@ -337,9 +337,7 @@ void park__rwlock_mostly_read_unlock(park_rwlock_t *rw)
 void park__rwlock_revoke(park_rwlock_t *rw)
 {
     uint32_t f = __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED);
-    uint32_t was;
     do {
-        was = f;
         if (!(f & PARK__RW_BIASED))
             return; /* not biased, or another writer revokes (its bias hold
                        keeps everyone out of the word until it is done) */
@@ -367,7 +365,8 @@ void park__rwlock_revoke(park_rwlock_t *rw)
             __atomic_fetch_sub(&rw->state_, PARK__RW_READER, __ATOMIC_RELAXED);
     }
     park_time_t t1 = park_now();
-    uint32_t until = time_bits(t1 + inhibition_for(rw, was, t0, t1 - t0));
+    /* f: the flags the CAS above replaced (a successful CAS leaves them). */
+    uint32_t until = time_bits(t1 + inhibition_for(rw, f, t0, t1 - t0));
     f = __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED);
     /* release: a reader that reads the cleared REVOKING finds every table
      * hold of the lock in the word. */
