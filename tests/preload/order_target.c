@@ -4,16 +4,18 @@
  * `rwlock`: a read hold of an rwlock then a mutex, and the mutex then the
  * write hold; `ordered`: the same locks, always in one order, with
  * try-locks against it; `reused`: A then B, B destroyed and initialised
- * again, then the new B then A. Prints "done" at the end. */
+ * again, then the new B then A. Prints "done" at the end. The named
+ * symbols are exported (default visibility, -rdynamic) so that the report
+ * names them with dladdr where libdw is missing. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-pthread_mutex_t order_lock_a = PTHREAD_MUTEX_INITIALIZER;
-pthread_mutex_t order_lock_b = PTHREAD_MUTEX_INITIALIZER;
-pthread_rwlock_t order_table = PTHREAD_RWLOCK_INITIALIZER;
+__attribute__((visibility("default"))) pthread_mutex_t order_lock_a = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((visibility("default"))) pthread_mutex_t order_lock_b = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((visibility("default"))) pthread_rwlock_t order_table = PTHREAD_RWLOCK_INITIALIZER;
 
-__attribute__((noinline)) void *order_target_a_then_b(void *arg)
+__attribute__((noinline, visibility("default"))) void *order_target_a_then_b(void *arg)
 {
     pthread_mutex_lock(&order_lock_a);
     pthread_mutex_lock(&order_lock_b);
@@ -22,7 +24,7 @@ __attribute__((noinline)) void *order_target_a_then_b(void *arg)
     return arg;
 }
 
-__attribute__((noinline)) void *order_target_b_then_a(void *arg)
+__attribute__((noinline, visibility("default"))) void *order_target_b_then_a(void *arg)
 {
     pthread_mutex_lock(&order_lock_b);
     pthread_mutex_lock(&order_lock_a);
@@ -31,7 +33,7 @@ __attribute__((noinline)) void *order_target_b_then_a(void *arg)
     return arg;
 }
 
-__attribute__((noinline)) void *order_target_try_b_then_a(void *arg)
+__attribute__((noinline, visibility("default"))) void *order_target_try_b_then_a(void *arg)
 {
     pthread_mutex_lock(&order_lock_b);
     if (pthread_mutex_trylock(&order_lock_a) == 0) /* a try cannot deadlock */
@@ -40,7 +42,7 @@ __attribute__((noinline)) void *order_target_try_b_then_a(void *arg)
     return arg;
 }
 
-__attribute__((noinline)) void *order_target_read_then_a(void *arg)
+__attribute__((noinline, visibility("default"))) void *order_target_read_then_a(void *arg)
 {
     pthread_rwlock_rdlock(&order_table);
     pthread_mutex_lock(&order_lock_a);
@@ -49,7 +51,7 @@ __attribute__((noinline)) void *order_target_read_then_a(void *arg)
     return arg;
 }
 
-__attribute__((noinline)) void *order_target_a_then_write(void *arg)
+__attribute__((noinline, visibility("default"))) void *order_target_a_then_write(void *arg)
 {
     pthread_mutex_lock(&order_lock_a);
     pthread_rwlock_wrlock(&order_table);

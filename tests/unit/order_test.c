@@ -60,7 +60,7 @@ struct pair {
     park_mutex_t a, b;
 };
 
-__attribute__((noinline)) void *order_test_takes_a_then_b(void *arg)
+__attribute__((noinline, visibility("default"))) void *order_test_takes_a_then_b(void *arg)
 {
     struct pair *p = arg;
     park_mutex_lock(&p->a);
@@ -70,7 +70,7 @@ __attribute__((noinline)) void *order_test_takes_a_then_b(void *arg)
     return NULL;
 }
 
-__attribute__((noinline)) void *order_test_takes_b_then_a(void *arg)
+__attribute__((noinline, visibility("default"))) void *order_test_takes_b_then_a(void *arg)
 {
     struct pair *p = arg;
     park_mutex_lock(&p->b);
