@@ -290,7 +290,11 @@ static void pass_finish(void *ctx, bool more)
 #define PACE_SAMPLE 32u
 #define PACE_BUSY_NS 200u
 
-static _Thread_local struct {
+/* initial-exec: the slow unlock reads it at every round of a contended
+ * mutex, and the general-dynamic model a shared library gets by default
+ * calls __tls_get_addr for it each time. It costs 24 bytes of the static
+ * TLS that the C library reserves for libraries loaded later. */
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     uint32_t unlocks;
     park_time_t at; /* the clock at the last sample; 0: none since a sleep */
     bool slow;      /* the window that ended there was slow */
@@ -353,6 +357,16 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
 
 void park__mutex_lock_slow(park_mutex_t *m)
 {
+    /* The running thread of a contended mutex comes here at every lock:
+     * the word keeps PARKED, WOKEN or credits while contention lasts, so
+     * the inline CAS from 0 fails even when the mutex is free. A free word
+     * is taken at once, before lock_wait sets up a waiter (which only a
+     * held word needs: a free one is neither profiled nor refilled). With
+     * no work outside the lock this path and the slow unlock are most of
+     * the lock's cost (docs/design/mutex.md, Tuning). */
+    uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+    if (try_take(m, &s, false))
+        return;
     (void)lock_wait(m, PARK_FOREVER);
 }
 
