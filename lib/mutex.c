@@ -300,6 +300,28 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     bool slow;      /* the window that ended there was slow */
 } pace;
 
+/* A locker whose spin failed dozes before it queues: it sleeps for
+ * DOZE_NS on a word of its own, touching neither the mutex nor its bucket,
+ * then spins again, until it takes the mutex or has tried for
+ * PARK__FAIR_NS; only then does it queue, and by then it is owed a
+ * hand-off (park__wait_owed). A queued waiter marks the word (PARKED,
+ * credits), and every lock and unlock of a marked word takes the slow
+ * paths: three atomic read-modify-writes a round instead of one and a
+ * store. So while the running thread re-takes the mutex at once, a queued
+ * waiter halved its rounds; a dozing one leaves the word clean (its
+ * credits run out after 255 unlocks) and the holder runs at the
+ * uncontended speed. The cost: a waiter whose mutex falls free while it
+ * dozes is not woken, and takes it up to DOZE_NS (plus the kernel's timer
+ * slack) late. docs/design/mutex.md, Dozing. */
+#define DOZE_NS 50000u
+
+static void doze(park_time_t now, park_time_t deadline)
+{
+    park_time_t until = now + DOZE_NS < deadline ? now + DOZE_NS : deadline;
+    uint32_t word = 0; /* nobody wakes it: only the timeout ends the sleep */
+    (void)park__futex_wait(&word, 0, until);
+}
+
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
@@ -310,17 +332,6 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     uint32_t s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     if (s & LOCKED) /* contended (credits alone also bring us here) */
         park__waiter_profile_from_here(&w);
-
-    /* Held: contention, even if we never queue. Credits below half are
-     * refilled (x -> x|255), so that while threads keep meeting at the
-     * lock its holders carry SLOW_UNLOCK and a waiter that does queue needs no
-     * membarrier. relaxed: the credits order nothing; a store unlock may
-     * erase them, which only costs that. */
-    while ((s & LOCKED) && (s & CREDITS) < CREDITS / 2) {
-        if (__atomic_compare_exchange_n(&m->state_, &s, s | CREDITS, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED))
-            break;
-    }
 
     for (;;) {
         if (lock_spin(m, &s, c.woken)) {
@@ -335,8 +346,28 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
             park__waiter_profile_done(&w, m);
             return ETIMEDOUT;
         }
+        park_time_t now = park_now();
         if (w.since == 0)
-            w.since = park_now();
+            w.since = now;
+        /* Not yet queued (nor woken: a woken waiter holds WOKEN, which
+         * holds back every other wake-up, and must not sleep on it). */
+        if (flags == 0 && !c.woken && now - w.since < PARK__FAIR_NS) {
+            doze(now, deadline);
+            pace.at = 0;
+            s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
+            continue;
+        }
+        /* About to queue. Credits below half are refilled (x -> x|255), so
+         * that while threads keep queuing at the lock its holders carry
+         * SLOW_UNLOCK and a waiter that queues needs no membarrier. Not
+         * earlier: a dozing locker leaves the word clean. relaxed: the
+         * credits order nothing; a store unlock may erase them, which only
+         * costs that. */
+        while (flags == 0 && (s & LOCKED) && (s & CREDITS) < CREDITS / 2) {
+            if (__atomic_compare_exchange_n(&m->state_, &s, s | CREDITS, true, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                break;
+        }
         int r = park__wait(m, &w, flags, &park__mutex_lock_ops, &c, deadline);
         pace.at = 0; /* the time spent waiting is no pace */
         if (r == PARK__WAIT_GRANTED && w.grant == PARK__GRANT_HANDOFF)

@@ -22,9 +22,9 @@
  *     while asleep; once passed it stays passed).
  *   - The state word with L, P, S, W and the credits, exactly, except that
  *     the credits field holds 0 to 3 here (255 in mutex.h): refilled when a
- *     waiter queues or is woken, or when a locker entering lock_wait finds
- *     the word held (mutex.c: only below half; here always, which
- *     includes every case of it), one spent by each unlock that finds
+ *     waiter queues or is woken, or, optionally, when a locker in lock_wait
+ *     finds the word held (mutex.c: only below half and before it first
+ *     queues; here at its start, or never), one spent by each unlock that finds
  *     nobody queued. Each CAS of mutex.c and mutex.h is one atomic step (a
  *     weak-CAS retry loop is one step too: it retries until the word it
  *     saw is the word it replaces). Taking a free word (try_take, try_lock)
@@ -661,15 +661,17 @@ active [NPROC] proctype Thread()
             }
         :: else -> try_take(me) /* park_mutex_lock_until: try_lock */
         fi;
-        /* lock_wait: a held word's credits are refilled (when below half:
-         * here whenever the word is held, which covers every case) */
+        /* lock_wait: a held word's credits may be refilled (mutex.c: when
+         * below half, before the locker first queues, after its dozes;
+         * here whenever the word is held, or not at all, which covers
+         * every case: the dozes themselves change nothing) */
         if
         :: !got ->
             atomic {
                 drain(me);
                 if
                 :: state & L -> state = state | REFILL
-                :: else
+                :: skip
                 fi
             }
         :: else

@@ -25,6 +25,8 @@ struct locker {
     bool timed;
     park_time_t deadline;
     int result;
+    park_time_t called_at; /* just before the lock call */
+    atomic_bool calling;   /* called_at is set */
     park_time_t returned_at;
     atomic_bool done;
     atomic_bool let_go;
@@ -33,6 +35,8 @@ struct locker {
 static void *locker_main(void *arg)
 {
     struct locker *l = arg;
+    l->called_at = park_now();
+    atomic_store(&l->calling, true);
     if (l->timed) {
         l->result = park_mutex_lock_until(l->m, l->deadline);
     } else {
@@ -332,6 +336,42 @@ TEST(mutex_unlock_wakes_a_blocked_waiter)
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
 
+/* A locker that finds the mutex held dozes (lib/mutex.c) before it queues:
+ * the word stays exactly LOCKED (no credits, no PARKED) for the whole
+ * first PARK__FAIR_NS of its wait, so the holder keeps the uncontended
+ * paths; it queues only after that, and is then handed the mutex. The
+ * bounds are one-sided: a word read, or a queue seen, before the clock
+ * reads `called_at + PARK__FAIR_NS` cannot come from the locker's refill or
+ * queueing, which it does only once its own clock, started after
+ * called_at, has passed that. */
+TEST(mutex_locker_dozes_with_the_word_clean_then_queues_and_is_handed_it)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
+    park_mutex_lock(&m);
+    struct locker l = {.m = &m};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(atomic_load(&l.calling));
+    int clean_reads = 0;
+    for (;;) {
+        uint32_t s = __atomic_load_n(&m.state_, __ATOMIC_RELAXED);
+        bool queued = park__wait_count(&m) == 1;
+        if (park_now() - l.called_at < PARK__FAIR_NS) {
+            ASSERT_EQ(s, PARK__MUTEX_LOCKED);
+            ASSERT_FALSE(queued);
+            clean_reads++;
+        }
+        if (queued)
+            break; /* it queues at last (else the watchdog fails the test) */
+    }
+    ASSERT_TRUE(clean_reads > 0);
+    ASSERT_FALSE(atomic_load(&l.done));
+    park_mutex_unlock(&m);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_FALSE(park_mutex_try_lock(&m)); /* the waiter holds it */
+    finish_locker(&l, t);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
+
 /* Lockers that have the mutex and were not yet told to let go. */
 static int holders(struct locker *l, int n, int *which)
 {
@@ -598,6 +638,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(mutex_may_be_unlocked_by_another_thread),
     TEST_ENTRY(mutex_unlock_by_another_thread_wakes_a_waiter),
     TEST_ENTRY(mutex_unlock_wakes_a_blocked_waiter),
+    TEST_ENTRY(mutex_locker_dozes_with_the_word_clean_then_queues_and_is_handed_it),
     TEST_ENTRY(mutex_each_unlock_lets_one_of_several_waiters_in),
     TEST_ENTRY(mutex_late_woken_waiter_does_not_hold_back_the_queue),
     TEST_ENTRY(mutex_hands_off_to_an_old_waiter_while_a_woken_one_is_on_its_way),
