@@ -64,7 +64,9 @@
  *                        CAS, bucket locked; the woken waiter queuing again
  *                        clears WOKEN
  *   contended locker     LOCKED|x -> LOCKED|x|255
- *                        CAS, when c < 128
+ *                        CAS, when c < 128, once it has dozed its fill
+ *                        and is about to queue (a dozing locker writes
+ *                        nothing)
  *   last waiter leaves   x|PARKED -> x
  *                        fetch_and, bucket locked
  *   woken waiter gives   bucket locked: held: clears WOKEN; free: wakes the
