@@ -12,8 +12,9 @@
  *                lock or queued again (the designated waker): unlocks
  *                wake nobody meanwhile, unless it is late (below)
  *   CREDITS      c, 0-255: the mutex was contended recently; refilled when
- *                a waiter queues or is woken, or a locker finds it held
- *                with fewer than half left; one spent per unlock that
+ *                a waiter queues or is woken, or a locker about to queue
+ *                for the first time finds it held with fewer than half
+ *                left (a dozing locker writes nothing); one spent per unlock that
  *                finds nobody queued. While c > 0 every holder carries
  *                SLOW_UNLOCK, so a waiter never needs the store unlock's
  *                fence.
@@ -214,7 +215,8 @@ const park__wait_ops_t park__mutex_lock_ops = {
 /* Tries to take the mutex, spinning (rule 6) while nobody is queued, or
  * while we are the woken waiter: true if taken; *s is then the word it
  * last saw. A queued waiter is about to get its turn, so a newcomer that
- * sees PARKED queues at once rather than add a second spinner. */
+ * sees PARKED stops spinning at once (to doze, then queue) rather than add
+ * a second spinner. */
 static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
 {
     /* One look after 128 pauses, then one after each of 4 yields, then
@@ -302,11 +304,12 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     bool slow;      /* the window that ended there was slow */
 } pace;
 
-/* A locker whose spin failed dozes before it queues: it sleeps for
- * DOZE_NS on a word of its own, touching neither the mutex nor its bucket,
- * then spins again, until it takes the mutex or has tried for
- * PARK__FAIR_NS; only then does it queue, and by then it is owed a
- * hand-off (park__wait_owed). A queued waiter marks the word (PARKED,
+/* A locker whose spin failed dozes before it queues (park__wait_doze): it
+ * sleeps for DOZE_NS on a word of its own, touching neither the mutex nor
+ * its bucket, then spins again, until it takes the mutex or has tried for
+ * PARK__FAIR_NS; only then does it queue, and by then it has waited long
+ * enough to be owed a hand-off (park__wait_owed, which still grants one
+ * per bucket per PARK__FAIR_NS). A queued waiter marks the word (PARKED,
  * credits), and every lock and unlock of a marked word takes the slow
  * paths: three atomic read-modify-writes a round instead of one and a
  * store. So while the running thread re-takes the mutex at once, a queued
@@ -316,13 +319,6 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
  * dozes is not woken, and takes it up to DOZE_NS (plus the kernel's timer
  * slack) late. docs/design/mutex.md, Dozing. */
 #define DOZE_NS 50000u
-
-static void doze(park_time_t now, park_time_t deadline)
-{
-    park_time_t until = now + DOZE_NS < deadline ? now + DOZE_NS : deadline;
-    uint32_t word = 0; /* nobody wakes it: only the timeout ends the sleep */
-    (void)park__futex_wait(&word, 0, until);
-}
 
 static int lock_wait(park_mutex_t *m, park_time_t deadline)
 {
@@ -335,6 +331,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
     if (s & LOCKED) /* contended (credits alone also bring us here) */
         park__waiter_profile_from_here(&w);
 
+    bool refill = true; /* before the first queueing only */
     for (;;) {
         if (lock_spin(m, &s, c.woken)) {
             park__waiter_profile_done(&w, m);
@@ -354,7 +351,7 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
         /* Not yet queued (nor woken: a woken waiter holds WOKEN, which
          * holds back every other wake-up, and must not sleep on it). */
         if (flags == 0 && !c.woken && now - w.since < PARK__FAIR_NS) {
-            doze(now, deadline);
+            park__wait_doze(now + DOZE_NS < deadline ? now + DOZE_NS : deadline);
             pace.at = 0;
             s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
             continue;
@@ -365,11 +362,12 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
          * earlier: a dozing locker leaves the word clean. relaxed: the
          * credits order nothing; a store unlock may erase them, which only
          * costs that. */
-        while (flags == 0 && (s & LOCKED) && (s & CREDITS) < CREDITS / 2) {
+        while (refill && (s & LOCKED) && (s & CREDITS) < CREDITS / 2) {
             if (__atomic_compare_exchange_n(&m->state_, &s, s | CREDITS, true, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED))
                 break;
         }
+        refill = false;
         int r = park__wait(m, &w, flags, &park__mutex_lock_ops, &c, deadline);
         pace.at = 0; /* the time spent waiting is no pace */
         if (r == PARK__WAIT_GRANTED && w.grant == PARK__GRANT_HANDOFF)

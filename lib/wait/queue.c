@@ -212,6 +212,14 @@ static bool past(park_time_t deadline, unsigned flags)
  * granted or the deadline passes. */
 _Thread_local void (*park__wait_block_hook)(void);
 
+void park__wait_doze(park_time_t until)
+{
+    if (park__wait_block_hook)
+        park__wait_block_hook();
+    uint32_t word = 0; /* nobody wakes it: the timeout ends the sleep */
+    (void)park__futex_wait(&word, 0, until);
+}
+
 static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,
                         const park__wait_ops_t *ops, void *ctx)
 {

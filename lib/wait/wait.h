@@ -263,6 +263,16 @@ bool park__waiter_asleep(const park__waiter_t *w);
  * workers, to hand work that only the sleeper would run to other workers. */
 extern _Thread_local void (*park__wait_block_hook)(void);
 
+/* Dozes: sleeps until `until` (CLOCK_MONOTONIC ns) on a futex word of the
+ * caller's own that nobody wakes, touching no primitive and no queue; a
+ * signal or injected fault may end it early. For a caller between its
+ * spin and its queueing (rule 6: the mutex dozes before it queues, so that
+ * its word stays unmarked). Calls park__wait_block_hook first, as any
+ * sleep in park__wait does. Not a cancellation point (a raw futex wait,
+ * where clock_nanosleep would be one, which pthread_mutex_lock under the
+ * drop-in must not be). */
+void park__wait_doze(park_time_t until);
+
 /* park__wait outcomes. */
 enum {
     PARK__WAIT_INVALID,  /* validate returned false: not enqueued */

@@ -662,7 +662,7 @@ active [NPROC] proctype Thread()
         :: else -> try_take(me) /* park_mutex_lock_until: try_lock */
         fi;
         /* lock_wait: a held word's credits may be refilled (mutex.c: when
-         * below half, before the locker first queues, after its dozes;
+         * below half, once, before the locker first queues, after its dozes;
          * here whenever the word is held, or not at all, which covers
          * every case: the dozes themselves change nothing) */
         if
