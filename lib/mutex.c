@@ -12,10 +12,10 @@
  *                lock or queued again (the designated waker): unlocks
  *                wake nobody meanwhile, unless it is late (below)
  *   CREDITS      c, 0-255: the mutex was contended recently; refilled when
- *                a waiter queues or is woken, or a locker about to queue
- *                for the first time finds it held with fewer than half
- *                left (a dozing locker writes nothing); one spent per unlock that
- *                finds nobody queued. While c > 0 every holder carries
+ *                a waiter queues or is woken, or a locker about to
+ *                queue for the first time finds it held with fewer than
+ *                half left (a dozing locker writes nothing); one spent
+ *                per unlock that finds nobody queued. While c > 0 every holder carries
  *                SLOW_UNLOCK, so a waiter never needs the store unlock's
  *                fence.
  *
@@ -219,8 +219,8 @@ const park__wait_ops_t park__mutex_lock_ops = {
  * a second spinner. */
 static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
 {
-    /* One look after 128 pauses, then one after each of 4 yields, then
-     * queue. Each look takes the lock's cache line from the holder, so
+    /* One look after 128 pauses, then one after each of 4 yields; then
+     * the caller dozes or queues. Each look takes the lock's cache line from the holder, so
      * frequent looks slow it down and pass the lock back and forth
      * (docs/design/mutex.md, Tuning); a short critical section still ends
      * within the pauses. */
