@@ -184,17 +184,23 @@ PARK_API int park_rwlock_destroy(park_rwlock_t *rw);
 PARK__INLINE void park__rwlock_read_lock_plain(park_rwlock_t *rw)
 {
     /* The first try guesses "free", so an uncontended lock costs one CAS
-     * and no load before it; a failed try returns the word to retry with. */
+     * and no load before it; a failed try returns the word to retry with.
+     * The first try stands apart from the loop so that its operands are
+     * constants, which a caller's loop may keep in registers. */
     uint32_t s = 0;
     if (PARK__LIKELY(!park__rwlock_reads_out_of_line(rw))) {
-        do {
-            /* acquire: pairs with the release of the last write_unlock or
-             * downgrade (lib/rwlock.c: the finish CAS). */
+        /* acquire: pairs with the release of the last write_unlock or
+         * downgrade (lib/rwlock.c: the finish CAS). */
+        if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_READER, false,
+                                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+            return;
+        while (!(s & PARK__RW_NO_FAST_READ)) {
+            /* acquire: as above. */
             if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, s + PARK__RW_READER,
                                                          false, __ATOMIC_ACQUIRE,
                                                          __ATOMIC_RELAXED)))
                 return;
-        } while (!(s & PARK__RW_NO_FAST_READ));
+        }
     }
     park__rwlock_read_lock_slow(rw);
 }
@@ -277,14 +283,25 @@ PARK__INLINE void park_rwlock_read_unlock(park_rwlock_t *rw)
         /* release: pairs with the acquire of the next write lock (its CAS
          * reads this word, or a later value of it). */
         uint32_t s = __atomic_fetch_sub(&rw->state_, PARK__RW_READER, __ATOMIC_RELEASE);
-        /* The last reader out of a draining lock (writers wait) hands it
-         * over; DRAIN keeps the word held meanwhile, so nobody else can. */
-        if (PARK__UNLIKELY((s & (PARK__RW_DRAIN | PARK__RW_READERS_MASK)) ==
-                           (PARK__RW_DRAIN | PARK__RW_READER)))
-            park__rwlock_read_unlock_last(rw);
-        /* No read hold to release: misuse, reported in every build. */
-        else if (PARK__UNLIKELY(!(s & PARK__RW_READERS_MASK)))
-            park__rwlock_read_unlock_none(rw);
+        /* The uncontended release (the word now 0) returns after one
+         * compare; a word with other holds or marks makes the test below. */
+        if (PARK__LIKELY(s == PARK__RW_READER))
+            return;
+        /* One test for both rare cases below: s - 1 has DRAIN or the
+         * guard bit (27) set only if the word was draining, or held no read
+         * hold (the subtraction borrows through bit 27), or held more than
+         * the guard's count of readers (nothing to do then). */
+        if (PARK__UNLIKELY((s - PARK__RW_READER) & (PARK__RW_DRAIN | PARK__RW_READERS_GUARD))) {
+            /* The last reader out of a draining lock (writers wait) hands
+             * it over; DRAIN keeps the word held meanwhile, so nobody else
+             * can. */
+            if ((s & (PARK__RW_DRAIN | PARK__RW_READERS_MASK)) ==
+                (PARK__RW_DRAIN | PARK__RW_READER))
+                park__rwlock_read_unlock_last(rw);
+            /* No read hold to release: misuse, reported in every build. */
+            else if (!(s & PARK__RW_READERS_MASK))
+                park__rwlock_read_unlock_none(rw);
+        }
         return;
     }
     park__rwlock_read_unlock_slow(rw);
