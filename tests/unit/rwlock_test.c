@@ -929,6 +929,34 @@ TEST(rwlock_release_of_a_hold_not_held_aborts_with_a_message)
     test_expect_abort(read_unlock_write_held, &rw, "not read-locked");
     ASSERT_EQ(park_rwlock_destroy(&rw), 0); /* the children's misuse left ours alone */
 }
+/* The inline read release tests its rare cases with one mask on the word
+ * it released minus one (park/rwlock.h): a word above the readers' guard,
+ * or draining with other readers left, takes that branch and must still
+ * release exactly one hold and hand nothing over. The words are forged
+ * (no 2^27 real holds, no queued writer); the lock is unused meanwhile. */
+TEST(rwlock_read_release_in_the_rare_branch_releases_one_hold_and_nothing_more)
+{
+    park_rwlock_t rw = PARK_RWLOCK_INIT;
+    const uint32_t guard = PARK__RW_READERS_GUARD;
+    __atomic_store_n(&rw.state_, guard + 2 * PARK__RW_READER, __ATOMIC_RELAXED);
+    park_rwlock_read_unlock(&rw); /* s - 1 above the guard: the rare branch */
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), guard + PARK__RW_READER);
+    park_rwlock_read_unlock(&rw); /* s - 1 = the guard: the rare branch */
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), guard);
+    park_rwlock_read_unlock(&rw); /* s - 1 below the guard: the common test */
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), guard - PARK__RW_READER);
+    /* Draining, with another reader left: not the last out. */
+    const uint32_t drain = PARK__RW_DRAIN | PARK__RW_WRITER_WAITING;
+    __atomic_store_n(&rw.state_, drain | 2 * PARK__RW_READER, __ATOMIC_RELAXED);
+    park_rwlock_read_unlock(&rw);
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), drain | PARK__RW_READER);
+    /* The one hold of an otherwise empty word: the early return. */
+    __atomic_store_n(&rw.state_, PARK__RW_READER, __ATOMIC_RELAXED);
+    park_rwlock_read_unlock(&rw);
+    ASSERT_EQ(__atomic_load_n(&rw.state_, __ATOMIC_RELAXED), 0u);
+    ASSERT_EQ(park_rwlock_destroy(&rw), 0);
+}
+
 /* ---- the read-mostly mode -------------------------------------------------- */
 
 static bool biased(const park_rwlock_t *rw)
@@ -1161,6 +1189,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(rwlock_read_lock_reentered_with_no_writer_waiting_is_allowed),
 #endif
     TEST_ENTRY(rwlock_release_of_a_hold_not_held_aborts_with_a_message),
+    TEST_ENTRY(rwlock_read_release_in_the_rare_branch_releases_one_hold_and_nothing_more),
 };
 
 int main(int argc, char **argv)
