@@ -184,23 +184,17 @@ PARK_API int park_rwlock_destroy(park_rwlock_t *rw);
 PARK__INLINE void park__rwlock_read_lock_plain(park_rwlock_t *rw)
 {
     /* The first try guesses "free", so an uncontended lock costs one CAS
-     * and no load before it; a failed try returns the word to retry with.
-     * The first try stands apart from the loop so that its operands are
-     * constants, which a caller's loop may keep in registers. */
+     * and no load before it; a failed try returns the word to retry with. */
     uint32_t s = 0;
     if (PARK__LIKELY(!park__rwlock_reads_out_of_line(rw))) {
-        /* acquire: pairs with the release of the last write_unlock or
-         * downgrade (lib/rwlock.c: the finish CAS). */
-        if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_READER, false,
-                                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
-            return;
-        while (!(s & PARK__RW_NO_FAST_READ)) {
-            /* acquire: as above. */
+        do {
+            /* acquire: pairs with the release of the last write_unlock or
+             * downgrade (lib/rwlock.c: the finish CAS). */
             if (PARK__LIKELY(__atomic_compare_exchange_n(&rw->state_, &s, s + PARK__RW_READER,
                                                          false, __ATOMIC_ACQUIRE,
                                                          __ATOMIC_RELAXED)))
                 return;
-        }
+        } while (!(s & PARK__RW_NO_FAST_READ));
     }
     park__rwlock_read_lock_slow(rw);
 }
