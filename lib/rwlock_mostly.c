@@ -29,8 +29,11 @@
  * the holds that remain are in the word besides the bias hold.
  *
  * A reader that finds the lock unbiased takes its hold from the word, as a
- * plain reader, and biases the lock again (taking a new bias hold) once the
- * revocation's inhibition has passed: INHIBIT times the last revocation's
+ * plain reader (inline: park/rwlock.h, park__rwlock_read_route). One that
+ * finds the word in use by another reader or a writer comes here and
+ * biases the lock again (taking a new bias hold) once the revocation's
+ * inhibition has passed; a lone reader never does, as a bias would only
+ * make its reads slower. The inhibition is INHIBIT times the last revocation's
  * length (at least MIN_INHIBIT_NS), doubled for each revocation in a row
  * that came soon after the inhibition before it ended (up to MAX_INHIBIT_NS;
  * inhibition_for), kept in flags_ at 1 µs resolution. The
@@ -254,9 +257,10 @@ static void rebias_finish(void *ctx, bool more)
 #define REBIAS_EVERY 32u /* a power of 2 */
 static _Thread_local uint8_t rebias_tick __attribute__((tls_model("initial-exec")));
 
-/* After a read hold taken from the word of a lock seen unbiased (flags f):
- * biases it again once the inhibition is over (looked at every
- * REBIAS_EVERY such reads of the thread). */
+/* After a read hold taken from the word of a lock seen unbiased (flags f),
+ * which another reader or a writer was using: biases it again once the
+ * inhibition is over (looked at every REBIAS_EVERY such reads of the
+ * thread). */
 static void maybe_rebias(park_rwlock_t *rw, uint32_t f)
 {
     if ((f & (PARK__RW_BIASED | PARK__RW_REVOKING)) || (++rebias_tick & (REBIAS_EVERY - 1)) != 0 ||
@@ -270,9 +274,13 @@ int park__rwlock_mostly_read(park_rwlock_t *rw, park_time_t deadline, bool try_o
     uint32_t f = __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED);
     if ((f & PARK__RW_BIASED) && biased_read(rw))
         return 0;
-    /* From the word: first as the plain inline path does (a CAS that
-     * guesses a free lock, then from the word it found). */
-    uint32_t s = 0;
+    /* From the word. Word in use (another reader, or a writer): readers
+     * meet here, and only then may a bias pay. An unbiased lock's reads
+     * come here inline only when their one try failed (park/rwlock.h:
+     * park__rwlock_read_route); a lone reader's stay inline and never
+     * re-bias the lock, which would only make them slower. */
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    bool met = s != 0;
     int r;
     if (park__rwlock_try_read(rw, &s))
         r = 0;
@@ -280,7 +288,7 @@ int park__rwlock_mostly_read(park_rwlock_t *rw, park_time_t deadline, bool try_o
         r = EBUSY;
     else
         r = park__rwlock_read_wait(rw, deadline);
-    if (r == 0)
+    if (r == 0 && met)
         maybe_rebias(rw, f);
     return r;
 }

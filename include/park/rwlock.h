@@ -139,18 +139,46 @@ PARK_API void park__rwlock_downgrade_slow(park_rwlock_t *rw);
 #define PARK__RW_MODE_MOSTLY 2u
 PARK_API extern uint32_t park__rwlock_modes;
 
-/* Private: true if the read paths of *rw go out of line. relaxed: a lock
- * is read-mostly (biased) only after some thread set the MOSTLY bit, and
- * a hold taken through the table was taken after a load that saw it, so
- * whoever releases that hold sees it too. A lock initialised statically as
- * read-mostly may be read inline before the bit is set: those holds are in
- * the word, where any release finds them. */
-PARK__INLINE bool park__rwlock_reads_out_of_line(const park_rwlock_t *rw)
+/* Private: where the inline read paths of *rw go (park__rwlock_read_route):
+ * WORD, the word inline (a plain lock); ONCE, the word inline but one try
+ * only (a read-mostly lock that is not biased); OUT, out of line (a biased
+ * or revoking read-mostly lock, or PARK_DEBUG's tracked mode). */
+#define PARK__RW_ROUTE_WORD 0u
+#define PARK__RW_ROUTE_ONCE 1u
+#define PARK__RW_ROUTE_OUT 2u
+
+/* Private: the route of the inline read paths of *rw.
+ *
+ * A read-mostly lock that is neither biased nor being revoked keeps all its
+ * holds in the word (a revoking writer moved the table's holds there before
+ * it cleared REVOKING), so its readers take and release holds there inline,
+ * as in the plain mode. Only a read lock whose one try fails (the word in
+ * use: another reader or a writer) goes out of line, where re-biasing after
+ * the inhibition is decided (lib/rwlock_mostly.c): a bias pays only where
+ * readers meet on the word. A biased lock, or one being revoked, goes out
+ * of line at once (its holds may be in the reader table).
+ *
+ * The lock side loads the flags relaxed: a lock is biased only after some
+ * thread set the MOSTLY bit, and a hold taken through the table was taken
+ * after a load that saw it, so whoever releases that hold sees it too; a
+ * hold taken from the word, whatever the flags were, is found there by any
+ * release (holds are interchangeable). The release side (`release`) loads
+ * them with acquire: it pairs with the release that cleared REVOKING, so
+ * the holds moved into the word are seen there. A lock initialised
+ * statically as read-mostly may be read inline before the MOSTLY bit is
+ * set: those holds are in the word too. */
+PARK__INLINE uint32_t park__rwlock_read_route(const park_rwlock_t *rw, bool release)
 {
     uint32_t m = __atomic_load_n(&park__rwlock_modes, __ATOMIC_RELAXED);
-    return PARK__UNLIKELY(m != 0) &&
-           ((m & PARK__RW_MODE_TRACKED) ||
-            (__atomic_load_n(&rw->flags_, __ATOMIC_RELAXED) & PARK__RW_MOSTLY));
+    if (PARK__LIKELY(m == 0))
+        return PARK__RW_ROUTE_WORD;
+    if (m & PARK__RW_MODE_TRACKED)
+        return PARK__RW_ROUTE_OUT;
+    uint32_t f = release ? __atomic_load_n(&rw->flags_, __ATOMIC_ACQUIRE)
+                         : __atomic_load_n(&rw->flags_, __ATOMIC_RELAXED);
+    if (!(f & PARK__RW_MOSTLY))
+        return PARK__RW_ROUTE_WORD;
+    return (f & (PARK__RW_BIASED | PARK__RW_REVOKING)) ? PARK__RW_ROUTE_OUT : PARK__RW_ROUTE_ONCE;
 }
 
 /* Makes *rw a free lock. Not atomic: nobody may use *rw meanwhile. */
@@ -162,10 +190,12 @@ PARK_API void park_rwlock_init(park_rwlock_t *rw);
  * table of readers (hashed from the lock and the thread), so readers on
  * different CPUs do not slow each other down. A writer revokes the bias
  * first (it moves the published holds into the lock's word, about a few
- * microseconds), then proceeds as in the plain mode; readers bias the lock
- * again only after about nine times that long without a writer (longer,
- * up to about 17 ms, while writes keep coming soon after each re-bias),
- * so a write-heavy phase costs little over the plain mode. Every guarantee of
+ * microseconds), then proceeds as in the plain mode: meanwhile readers take
+ * their holds in the word, inline, as plain readers do. Readers that meet
+ * on the word bias the lock again, but only after about nine times the
+ * revocation's length without a writer (longer, up to about 17 ms, while
+ * writes keep coming soon after each re-bias), so a write-heavy phase costs
+ * little over the plain mode; a lone reader leaves it unbiased. Every guarantee of
  * the plain mode holds (policy, timed and asynchronous acquisition,
  * downgrade, destruction safety); a read hold may still be released by
  * any thread (such a release finds the hold in the table by a search, so
@@ -186,7 +216,8 @@ PARK__INLINE void park__rwlock_read_lock_plain(park_rwlock_t *rw)
     /* The first try guesses "free", so an uncontended lock costs one CAS
      * and no load before it; a failed try returns the word to retry with. */
     uint32_t s = 0;
-    if (PARK__LIKELY(!park__rwlock_reads_out_of_line(rw))) {
+    uint32_t route = park__rwlock_read_route(rw, false);
+    if (PARK__LIKELY(route == PARK__RW_ROUTE_WORD)) {
         do {
             /* acquire: pairs with the release of the last write_unlock or
              * downgrade (lib/rwlock.c: the finish CAS). */
@@ -195,6 +226,11 @@ PARK__INLINE void park__rwlock_read_lock_plain(park_rwlock_t *rw)
                                                          __ATOMIC_RELAXED)))
                 return;
         } while (!(s & PARK__RW_NO_FAST_READ));
+    } else if (route == PARK__RW_ROUTE_ONCE &&
+               /* acquire: as above. */
+               __atomic_compare_exchange_n(&rw->state_, &s, PARK__RW_READER, false,
+                                           __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        return;
     }
     park__rwlock_read_lock_slow(rw);
 }
@@ -222,7 +258,7 @@ PARK__INLINE void park_rwlock_read_lock(park_rwlock_t *rw)
 /* Private: park_rwlock_try_read_lock without the lock-order hooks. */
 PARK__INLINE bool park__rwlock_try_read_lock_plain(park_rwlock_t *rw)
 {
-    if (park__rwlock_reads_out_of_line(rw))
+    if (park__rwlock_read_route(rw, false) != PARK__RW_ROUTE_WORD)
         return park__rwlock_try_read_lock_slow(rw);
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     while (!(s & PARK__RW_NO_FAST_READ)) {
@@ -273,7 +309,7 @@ PARK__INLINE int park__rwlock_read_lock_until_checked(park_rwlock_t *rw, park_ti
 PARK__INLINE void park_rwlock_read_unlock(park_rwlock_t *rw)
 {
     PARK__ORDER_RELEASED(rw);
-    if (PARK__LIKELY(!park__rwlock_reads_out_of_line(rw))) {
+    if (PARK__LIKELY(park__rwlock_read_route(rw, true) != PARK__RW_ROUTE_OUT)) {
         /* release: pairs with the acquire of the next write lock (its CAS
          * reads this word, or a later value of it). */
         uint32_t s = __atomic_fetch_sub(&rw->state_, PARK__RW_READER, __ATOMIC_RELEASE);
