@@ -19,7 +19,9 @@
  *   - The readers' table: one slot per reader (its group) and, with
  *     SHARED, a shared one; a slot holds the lock or NULL. The releaser's
  *     group is the shared slot (none without SHARED).
- *   - A reader (park__rwlock_mostly_read): loads the flags; if BIASED,
+ *   - A reader (park__rwlock_mostly_read; the inline read of a lock seen
+ *     neither biased nor being revoked makes the same steps: the flags,
+ *     then the word): loads the flags; if BIASED,
  *     biased_read: per slot of its group, the CAS NULL -> lock (a slot in
  *     use: the next), then the re-check of BIASED (held), else the
  *     withdrawal CAS lock -> NULL (done: the word; failed: a revoker moved
@@ -28,11 +30,12 @@
  *     on a guessed free word, then read_wait): count++ once neither W nor
  *     a queued writer holds it back. After a hold from the word on a lock
  *     it saw neither biased nor being revoked, maybe_rebias: now or never
- *     (the inhibition, nondeterministic), rebias_finish under the bucket
+ *     (the inhibition, and whether the word was in use, nondeterministic),
+ *     rebias_finish under the bucket
  *     lock (one atomic step): with no writer counted, no BIASED, no
  *     REVOKING and a word readers may enter, the bias hold (count++) and
  *     BIASED.
- *   - A release (park__rwlock_mostly_read_unlock): first loads the flags;
+ *   - A release (park__rwlock_mostly_read_unlock, or inline): first loads the flags;
  *     if neither BIASED nor REVOKING (every table hold is in the word),
  *     the plain release (park__rwlock_state_read_unlock): count-- in one
  *     fetch_sub, misuse only if count was 0 (the last out hands over to
