@@ -402,8 +402,9 @@ int park__rwlock_mostly_destroy(park_rwlock_t *rw)
 void park__rwlock_make_read_mostly(park_rwlock_t *rw)
 {
     mostly_in_use();
-    /* Unbiased, with no inhibition: the next reader that takes its hold
-     * from the word biases it (under the bucket lock, as any re-bias).
+    /* Unbiased, with no inhibition: the next reader that finds another
+     * reader's hold (or a writer) in the word biases it (under the bucket
+     * lock, as any re-bias; one such read in 32 of a thread looks).
      * Holds taken before are in the word, where a release finds them.
      * relaxed: the bias itself is published by the re-bias. */
     __atomic_fetch_or(&rw->flags_, PARK__RW_MOSTLY, __ATOMIC_RELAXED);
