@@ -27,7 +27,8 @@ const THREADS: [usize; 5] = [1, 2, 4, 8, 16];
 
 const USAGE: &str = "usage: park-peers [--min-time SECONDS] [--reps N] [--filter REGEX] [--out FILE.json] [--list]
   --min-time  measuring time per row and repetition (default 0.5)
-  --reps      repetitions per row; mean, median and stddev are written (default 3)
+  --reps      repetitions per row, taken in turns over a family's rows; mean,
+              median and stddev are written (default 3)
   --filter    regex (or substring) searched in the row names; a leading '-' negates
   --out       JSON output file (default: standard output)
   --list      print the row names that the filter selects and exit";
@@ -348,41 +349,55 @@ fn main() {
     let local_work_ns = harness::measure_local_work_ns();
     let started = Instant::now();
     let mut results = Vec::new();
-    for row in &selected {
-        let mut hint = 0u64;
-        let mut samples = Vec::new();
+    // One family (the rows that share a name's first component) at a time;
+    // within it, the repetitions go round the rows, so that every row's
+    // median samples the whole of the family's run and not a second or two
+    // of it (a shared machine's speed drifts over seconds).
+    let mut first = 0;
+    while first < selected.len() {
+        let family = selected[first].name.split('/').next().unwrap_or("");
+        let end =
+            first + selected[first..].iter().take_while(|r| r.name.split('/').next().unwrap_or("") == family).count();
+        let rows = &selected[first..end];
+        first = end;
+        let mut hints = vec![0u64; rows.len()];
+        let mut samples: Vec<Vec<harness::Sample>> = rows.iter().map(|_| Vec::new()).collect();
         for _ in 0..args.reps {
-            samples.push((row.run)(args.min_time, &mut hint));
-        }
-        let res = harness::Result { name: row.name.clone(), threads: row.threads, samples };
-        let real = harness::median_of(&res, |s| s.real_ns);
-        let mut line = format!("{:<48} {:>14.1} ns", row.name, real);
-        if res.samples.iter().any(|s| s.items_per_second.is_some()) {
-            let ips = harness::median_of(&res, |s| s.items_per_second.unwrap_or(0.0));
-            line.push_str(&format!(" {:>12.3} M items/s", ips / 1e6));
-        }
-        for c in [
-            "csw_per_op",
-            "fairness",
-            "worst_wait_ns",
-            "p50_ns",
-            "p99_ns",
-            "p999_ns",
-            "max_ns",
-            "rsd",
-            "lwss",
-            "spawn_ns",
-            "n1_p99_ns",
-            "n32_worst_ns",
-        ]
-        .iter()
-        {
-            if let Some(v) = harness::median_counter(&res, c) {
-                line.push_str(&format!(" {}={}", c, json_num((v * 1000.0).round() / 1000.0)));
+            for (i, row) in rows.iter().enumerate() {
+                samples[i].push((row.run)(args.min_time, &mut hints[i]));
             }
         }
-        eprintln!("{}", line);
-        results.push(res);
+        for (row, samples) in rows.iter().zip(samples) {
+            let res = harness::Result { name: row.name.clone(), threads: row.threads, samples };
+            let real = harness::median_of(&res, |s| s.real_ns);
+            let mut line = format!("{:<48} {:>14.1} ns", row.name, real);
+            if res.samples.iter().any(|s| s.items_per_second.is_some()) {
+                let ips = harness::median_of(&res, |s| s.items_per_second.unwrap_or(0.0));
+                line.push_str(&format!(" {:>12.3} M items/s", ips / 1e6));
+            }
+            for c in [
+                "csw_per_op",
+                "fairness",
+                "worst_wait_ns",
+                "p50_ns",
+                "p99_ns",
+                "p999_ns",
+                "max_ns",
+                "rsd",
+                "lwss",
+                "spawn_ns",
+                "n1_p99_ns",
+                "n32_worst_ns",
+            ]
+            .iter()
+            {
+                if let Some(v) = harness::median_counter(&res, c) {
+                    line.push_str(&format!(" {}={}", c, json_num((v * 1000.0).round() / 1000.0)));
+                }
+            }
+            eprintln!("{}", line);
+            results.push(res);
+        }
     }
     eprintln!("park-peers: {} rows x {} reps in {:.1} s", results.len(), args.reps, started.elapsed().as_secs_f64());
 
