@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,9 +71,64 @@ void park__os_membarrier(void)
         park__misuse("park__os_membarrier", NULL, "membarrier failed after registration");
 }
 
-void park__os_yield(void)
+/* The scheduling of the thread that loaded park (the process's, unless a
+ * thread changed its own before): the weight a thread's is compared with. */
+static int base_policy = SCHED_OTHER;
+static int base_nice;
+
+/* A thread's scheduling as park__os_low_weight compares it: the nice value
+ * of a fair-class thread, above every nice value for SCHED_IDLE, and below
+ * every one for a real-time policy (which yields among its own priority
+ * only). */
+static int weight_rank(int policy, int nice)
 {
+    if (policy == SCHED_IDLE)
+        return 100;
+    if (policy == SCHED_OTHER || policy == SCHED_BATCH)
+        return nice;
+    return -100;
+}
+
+static int this_thread_rank(void)
+{
+    int policy = sched_getscheduler(0);
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0); /* Linux: the calling thread's */
+    if (policy < 0 || (nice == -1 && errno != 0))
+        return weight_rank(base_policy, base_nice);
+    return weight_rank(policy, nice);
+}
+
+bool park__os_low_weight(void)
+{
+    return this_thread_rank() > weight_rank(base_policy, base_nice);
+}
+
+/* How many yields a thread asks for between two looks at its weight: the
+ * look is two system calls, and a thread whose weight changes keeps its
+ * old behaviour for at most this many. */
+#define WEIGHT_LOOK_EVERY 256u
+
+bool park__os_yield(void)
+{
+    static _Thread_local uint32_t until_look; /* 0: look at this call */
+    static _Thread_local bool low;
+    if (until_look-- == 0) {
+        until_look = WEIGHT_LOOK_EVERY - 1;
+        low = park__os_low_weight();
+    }
+    if (low)
+        return false;
     sched_yield();
+    return true;
+}
+
+void park__os_nap(void)
+{
+    /* The raw system call, as in fault_delay: not a cancellation point,
+     * as sched_yield is none. */
+    struct timespec ts = {0, 1000};
+    syscall(SYS_nanosleep, &ts, NULL);
 }
 
 bool park__os_one_cpu;
@@ -84,6 +140,13 @@ __attribute__((constructor)) static void os_count_cpus(void)
         park__os_one_cpu = CPU_COUNT(&set) == 1;
     else
         park__os_one_cpu = sysconf(_SC_NPROCESSORS_ONLN) == 1;
+    int policy = sched_getscheduler(0);
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0);
+    if (policy >= 0 && !(nice == -1 && errno != 0)) {
+        base_policy = policy;
+        base_nice = nice;
+    }
 }
 
 #ifndef PARK_FAULTS

@@ -69,8 +69,28 @@ void park__os_membarrier(void);
  * drop-in's own goes through here. Never returns. */
 _Noreturn void park__misuse(const char *call, const void *obj, const char *what);
 
-/* Gives the processor to another runnable thread. */
-void park__os_yield(void);
+/* Gives the processor to another runnable thread (sched_yield) and
+ * returns true; or, in a thread of low weight (park__os_low_weight),
+ * returns false at once: the caller then sleeps, as it would once its
+ * yields were spent, or naps (park__os_nap) where it has nothing to sleep
+ * on. The kernel's fair scheduler (EEVDF) puts a yielding thread's
+ * deadline one time slice later and counts the slice in inverse
+ * proportion to the thread's weight, about 70 times a nice-0 thread's for
+ * a nice-19 one: such a yield gives the CPU away for long, where a sleep
+ * keeps the thread what it is owed (docs/design/mutex.md, Tuning). The
+ * weight is looked at on a thread's first call and every 256th after. */
+bool park__os_yield(void);
+
+/* A short sleep: the kernel's timer slack, 50 us by default. */
+void park__os_nap(void);
+
+/* True if the calling thread's scheduling weight is below that of the
+ * thread that loaded park: a higher nice value, or SCHED_IDLE where that
+ * thread was not. A process started with `nice` has all its threads at
+ * the base, so only threads lowered on their own (a background thread
+ * that raised its nice value, a SCHED_IDLE helper) count. Two system
+ * calls. */
+bool park__os_low_weight(void);
 
 /* True if the process may run on one CPU only (then spinning cannot help:
  * the thread it waits for is not running). Read once, at load time. */

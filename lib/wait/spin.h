@@ -14,7 +14,9 @@
  *      on different CPUs must not give up in step draws its budget at
  *      random around its mean (park__spin_init_jitter);
  *   2. yields: `yields` rounds of sched_yield, so that a preempted holder
- *      or an oversubscribed producer gets the processor;
+ *      or an oversubscribed producer gets the processor; none in a thread
+ *      of low weight, for which a yield costs more than a sleep
+ *      (park__os_yield);
  *   3. park: park__spin returns false and the caller sleeps in lib/wait
  *      (or, where there is nothing to sleep on, keeps yielding: see
  *      park__spin_forever).
@@ -113,8 +115,9 @@ static inline bool park__spin(park__spin_t *s)
     }
     if (s->yields) {
         s->yields--;
-        park__os_yield();
-        return true;
+        if (park__os_yield())
+            return true;
+        s->yields = 0; /* a thread of low weight sleeps instead */
     }
     return false;
 }
@@ -128,12 +131,12 @@ static inline bool park__spin_yields_next(const park__spin_t *s)
 
 /* For a wait with nothing to sleep on, which another thread ends within a
  * few instructions unless it is preempted (a channel cell mid-operation, a
- * thief's lost race): the schedule's pauses, then yields for as long as it
- * takes. */
+ * thief's lost race): the schedule's pauses, then yields (naps in a
+ * thread of low weight) for as long as it takes. */
 static inline void park__spin_forever(park__spin_t *s)
 {
-    if (!park__spin(s))
-        park__os_yield();
+    if (!park__spin(s) && !park__os_yield())
+        park__os_nap();
 }
 
 #endif /* PARK_LIB_WAIT_SPIN_H */

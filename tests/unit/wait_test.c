@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <park/time.h>
 
@@ -884,6 +886,80 @@ TEST(spin_jitter_draws_budgets_around_the_mean)
     ASSERT_EQ(park__spin_init_jitter(0, 2, 1).pauses, 0u);
 }
 
+/* A thread that lowers its own weight (how: 0 leaves it as loaded, 1 sets
+ * nice 19, 2 SCHED_IDLE), then steps through a schedule of 4 yields and
+ * 20 rounds of park__spin_forever past its budget. */
+struct weight_probe {
+    int how;
+    int nice;   /* its nice value after the change */
+    bool set;   /* the change was allowed */
+    bool low;   /* park__os_low_weight() */
+    int looks;  /* steps of the 4-yield schedule that said "look again" */
+    long naps;  /* voluntary context switches over the 20 rounds */
+};
+
+static void *weight_main(void *arg)
+{
+    struct weight_probe *p = arg;
+    if (p->how == 1) {
+        p->set = setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) == 0;
+    } else if (p->how == 2) {
+        struct sched_param sp = {0};
+        p->set = sched_setscheduler(0, SCHED_IDLE, &sp) == 0;
+    } else {
+        p->set = true;
+    }
+    p->nice = getpriority(PRIO_PROCESS, 0);
+    p->low = park__os_low_weight();
+    uint32_t gaps[8];
+    p->looks = spin_steps(park__spin_init(0, 4), gaps, 8);
+    struct rusage a, b;
+    getrusage(RUSAGE_THREAD, &a);
+    park__spin_t s = park__spin_init(0, 0);
+    for (int i = 0; i < 20; i++)
+        park__spin_forever(&s);
+    getrusage(RUSAGE_THREAD, &b);
+    p->naps = b.ru_nvcsw - a.ru_nvcsw;
+    return NULL;
+}
+
+static struct weight_probe probe_weight(int how)
+{
+    struct weight_probe p = {.how = how};
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, weight_main, &p), 0);
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_TRUE(p.set);
+    return p;
+}
+
+TEST(spin_thread_of_low_weight_sleeps_where_others_yield)
+{
+    /* New threads start at the weight of this one, which loaded park. A
+     * yield is counted as an involuntary switch (when it switches at
+     * all), a sleep as a voluntary one. */
+    int base = getpriority(PRIO_PROCESS, 0);
+    struct weight_probe p = probe_weight(0);
+    ASSERT_FALSE(p.low);
+    ASSERT_EQ(p.looks, 4);
+    ASSERT_LE(p.naps, 5);
+
+    /* nice 19: no yields in the schedule, naps where there is nothing to
+     * sleep on. Most naps are switches (one that ends before the thread
+     * gets to sleep is not). Unless this process already runs at 19. */
+    p = probe_weight(1);
+    ASSERT_EQ(p.low, p.nice > base);
+    if (p.nice > base) {
+        ASSERT_EQ(p.looks, 0);
+        ASSERT_GE(p.naps, 10);
+    }
+
+    p = probe_weight(2); /* SCHED_IDLE */
+    ASSERT_TRUE(p.low);
+    ASSERT_EQ(p.looks, 0);
+    ASSERT_GE(p.naps, 10);
+}
+
 static void *draw_four(void *arg)
 {
     uint32_t *out = arg;
@@ -1098,6 +1174,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_every_looks_at_a_fixed_gap_then_yields),
     TEST_ENTRY(spin_jitter_draws_budgets_around_the_mean),
     TEST_ENTRY(spin_random_differs_between_threads),
+    TEST_ENTRY(spin_thread_of_low_weight_sleeps_where_others_yield),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
     TEST_ENTRY(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep),
     TEST_ENTRY(wait_timed_waiter_stops_yielding_once_its_deadline_has_passed),
