@@ -891,11 +891,11 @@ TEST(spin_jitter_draws_budgets_around_the_mean)
  * 20 rounds of park__spin_forever past its budget. */
 struct weight_probe {
     int how;
-    int nice;   /* its nice value after the change */
-    bool set;   /* the change was allowed */
-    bool low;   /* park__os_low_weight() */
-    int looks;  /* steps of the 4-yield schedule that said "look again" */
-    long naps;  /* voluntary context switches over the 20 rounds */
+    int nice;  /* its nice value after the change */
+    bool set;  /* the change was allowed */
+    bool low;  /* park__os_low_weight() */
+    int looks; /* steps of the 4-yield schedule that said "look again" */
+    long naps; /* voluntary context switches over the 20 rounds */
 };
 
 static void *weight_main(void *arg)
