@@ -89,19 +89,25 @@ static int weight_rank(int policy, int nice)
     return -100;
 }
 
-static int this_thread_rank(void)
+/* The calling thread's policy and nice value; false if they cannot be
+ * read. Leaves errno as it was: the waits that call it (a pthread mutex's
+ * lock under the drop-in among them) must not change it. */
+static bool read_weight(int *policy, int *nice)
 {
-    int policy = sched_getscheduler(0);
+    int saved = errno;
+    *policy = sched_getscheduler(0);
     errno = 0;
-    int nice = getpriority(PRIO_PROCESS, 0); /* Linux: the calling thread's */
-    if (policy < 0 || (nice == -1 && errno != 0))
-        return weight_rank(base_policy, base_nice);
-    return weight_rank(policy, nice);
+    *nice = getpriority(PRIO_PROCESS, 0); /* Linux: the calling thread's */
+    bool ok = *policy >= 0 && !(*nice == -1 && errno != 0);
+    errno = saved;
+    return ok;
 }
 
 bool park__os_low_weight(void)
 {
-    return this_thread_rank() > weight_rank(base_policy, base_nice);
+    int policy, nice;
+    return read_weight(&policy, &nice) &&
+           weight_rank(policy, nice) > weight_rank(base_policy, base_nice);
 }
 
 /* How many yields a thread asks for between two looks at its weight: the
@@ -127,8 +133,10 @@ void park__os_nap(void)
 {
     /* The raw system call, as in fault_delay: not a cancellation point,
      * as sched_yield is none. */
+    int saved = errno; /* EINTR from a signal: nobody's business */
     struct timespec ts = {0, 1000};
     syscall(SYS_nanosleep, &ts, NULL);
+    errno = saved;
 }
 
 bool park__os_one_cpu;
@@ -140,10 +148,8 @@ __attribute__((constructor)) static void os_count_cpus(void)
         park__os_one_cpu = CPU_COUNT(&set) == 1;
     else
         park__os_one_cpu = sysconf(_SC_NPROCESSORS_ONLN) == 1;
-    int policy = sched_getscheduler(0);
-    errno = 0;
-    int nice = getpriority(PRIO_PROCESS, 0);
-    if (policy >= 0 && !(nice == -1 && errno != 0)) {
+    int policy, nice;
+    if (read_weight(&policy, &nice)) {
         base_policy = policy;
         base_nice = nice;
     }

@@ -4,6 +4,7 @@
  * calls, so "waiter i is queued" is observed (validate returned true under
  * the bucket lock, hence the enqueue is visible to the next bucket-lock
  * holder) and waiters queue in a known order without sleeps. */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -896,6 +897,7 @@ struct weight_probe {
     bool low;  /* park__os_low_weight() */
     int looks; /* steps of the 4-yield schedule that said "look again" */
     long naps; /* voluntary context switches over the 20 rounds */
+    bool errno_kept;
 };
 
 static void *weight_main(void *arg)
@@ -910,6 +912,7 @@ static void *weight_main(void *arg)
         p->set = true;
     }
     p->nice = getpriority(PRIO_PROCESS, 0);
+    errno = EDOM; /* the looks, yields and naps leave errno alone */
     p->low = park__os_low_weight();
     uint32_t gaps[8];
     p->looks = spin_steps(park__spin_init(0, 4), gaps, 8);
@@ -920,6 +923,7 @@ static void *weight_main(void *arg)
         park__spin_forever(&s);
     getrusage(RUSAGE_THREAD, &b);
     p->naps = b.ru_nvcsw - a.ru_nvcsw;
+    p->errno_kept = errno == EDOM;
     return NULL;
 }
 
@@ -930,6 +934,7 @@ static struct weight_probe probe_weight(int how)
     ASSERT_EQ(pthread_create(&t, NULL, weight_main, &p), 0);
     ASSERT_EQ(pthread_join(t, NULL), 0);
     ASSERT_TRUE(p.set);
+    ASSERT_TRUE(p.errno_kept);
     return p;
 }
 
