@@ -102,7 +102,7 @@ def dropin_checks(tmp, full):
         check("dropin.png linked", "](dropin.png)" in text)
 
     out2 = os.path.join(tmp, "dropin_mixed")
-    rc, _, err = run("-o", out2, os.path.join(full, "park_bench.json"), dj)
+    rc, _, err = run("-o", out2, "--no-plots", os.path.join(full, "park_bench.json"), dj)
     text2 = open(os.path.join(out2, "REPORT.md"), encoding="utf-8").read() if rc == 0 else ""
     check("drop-in beside benchmark JSON", rc == 0 and "## mutex" in text2 and
           "## Drop-in" in text2, err)
@@ -244,15 +244,18 @@ def main():
 
         # One repetition: iteration rows instead of aggregates.
         out3 = os.path.join(tmp, "quick_out")
-        rc, _, err = run("-o", out3, os.path.join(quick, "park_bench.json"))
+        rc, _, err = run("-o", out3, "--no-plots", os.path.join(quick, "park_bench.json"))
         check("one-repetition JSON reports", rc == 0, err)
 
         # Without the Rust peers the sweeps still render.
         out5 = os.path.join(tmp, "cxx_only")
-        rc, _, err = run("-o", out5, os.path.join(full, "park_bench.json"))
+        rc, _, err = run("-o", out5, "--no-plots", os.path.join(full, "park_bench.json"))
         text5 = open(os.path.join(out5, "REPORT.md"), encoding="utf-8").read() if rc == 0 else ""
         check("C++-only JSON reports the sweeps", rc == 0 and
               "writer-fair peers (pthread_wpref, absl)" in text5, err)
+        check("--no-plots writes no PNG and links none",
+              rc == 0 and not any(f.endswith(".png") for f in os.listdir(out5)) and
+              ".png)" not in text5, sorted(os.listdir(out5)) if rc == 0 else err)
         tail_checks(text, out, text5)
 
         # A file cut short by a crashed run still gives its complete rows.
@@ -261,7 +264,7 @@ def main():
         with open(cut, "w", encoding="utf-8") as f:
             f.write(src[: len(src) // 2])
         out4 = os.path.join(tmp, "cut_out")
-        rc, _, err = run("-o", out4, cut)
+        rc, _, err = run("-o", out4, "--no-plots", cut)
         check("cut-short JSON reports with a warning", rc == 0 and "cut short" in err, err)
 
         dropin_checks(tmp, full)
