@@ -115,10 +115,17 @@ bool park__os_low_weight(void)
  * old behaviour for at most this many. */
 #define WEIGHT_LOOK_EVERY 256u
 
+/* The calling thread's weight, as its last look found it. */
+static _Thread_local uint32_t until_look; /* 0: look at the next yield */
+static _Thread_local bool low;
+
+bool park__os_yields_skipped(void)
+{
+    return low;
+}
+
 bool park__os_yield(void)
 {
-    static _Thread_local uint32_t until_look; /* 0: look at this call */
-    static _Thread_local bool low;
     if (until_look-- == 0) {
         until_look = WEIGHT_LOOK_EVERY - 1;
         low = park__os_low_weight();

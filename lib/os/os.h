@@ -81,6 +81,11 @@ _Noreturn void park__misuse(const char *call, const void *obj, const char *what)
  * weight is looked at on a thread's first call and every 256th after. */
 bool park__os_yield(void);
 
+/* True if park__os_yield, when last called in this thread, found it of low
+ * weight and so did not yield: a wait of this thread says nothing about
+ * what yields would have done (lib/wait's adaptive budget). */
+bool park__os_yields_skipped(void);
+
 /* A short sleep: the kernel's timer slack, 50 us by default. */
 void park__os_nap(void);
 

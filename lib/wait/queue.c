@@ -190,7 +190,9 @@ static bool granted(park__waiter_t *w)
  * budget, if it has one. */
 static void adapt(park__waiter_t *w, park_time_t slept_at, bool granted)
 {
-    if (!w->adapt)
+    /* A thread of low weight skipped its yields (park__os_yield): its
+     * sleep tells nothing about them, and the budget is the primitive's. */
+    if (!w->adapt || park__os_yields_skipped())
         return;
     /* relaxed: a hint (park__wait_adapt); written only when it changes,
      * since the primitive's operations read its line. */

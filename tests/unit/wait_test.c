@@ -1022,6 +1022,37 @@ TEST(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep)
     ASSERT_EQ(atomic_load(&budget), PARK__ADAPT_MIN);
 }
 
+/* Lowers its own weight (SCHED_IDLE), then times out asleep in a wait
+ * with the adaptive budget at arg. */
+static void *low_weight_timeout_main(void *arg)
+{
+    struct sched_param sp = {0};
+    if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
+        return (void *)1;
+    struct ops_ctx ctx = OPS_CTX_INIT;
+    park__waiter_t w;
+    park__waiter_init(&w, 1);
+    w.adapt = arg;
+    int r = park__wait(&keys[6], &w, 0, &ctx_ops, &ctx, park_deadline_in(5 * MS));
+    return r == PARK__WAIT_TIMEDOUT ? NULL : (void *)2;
+}
+
+TEST(wait_adaptive_budget_is_left_alone_by_a_thread_of_low_weight)
+{
+    /* It skipped its yields (park__os_yield), so its sleep says nothing
+     * about them: the budget, which threads of normal weight share, stays
+     * (a thread of normal weight halves it: the test above). Unless this
+     * process already runs SCHED_IDLE, when the thread is not lower. */
+    bool idle_base = sched_getscheduler(0) == SCHED_IDLE;
+    _Atomic uint8_t budget = 32;
+    pthread_t t;
+    void *r;
+    ASSERT_EQ(pthread_create(&t, NULL, low_weight_timeout_main, &budget), 0);
+    ASSERT_EQ(pthread_join(t, &r), 0);
+    ASSERT_TRUE(r == NULL);
+    ASSERT_EQ(atomic_load(&budget), idle_base ? 16 : 32);
+}
+
 /* Spins until told to stop: on the test's CPU, each yield of a waiter
  * there switches to it. */
 static void *busy_main(void *arg)
@@ -1187,6 +1218,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_thread_of_low_weight_sleeps_where_others_yield),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
     TEST_ENTRY(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep),
+    TEST_ENTRY(wait_adaptive_budget_is_left_alone_by_a_thread_of_low_weight),
     TEST_ENTRY(wait_timed_waiter_stops_yielding_once_its_deadline_has_passed),
     TEST_ENTRY(wait_adaptive_budget_halves_when_the_grant_comes_long_after_the_sleep),
     TEST_ENTRY(wait_owed_unpaced_ignores_the_buckets_last_fair_hand_off),
