@@ -81,12 +81,14 @@ _Noreturn void park__misuse(const char *call, const void *obj, const char *what)
  * weight is looked at on a thread's first call and every 256th after. */
 bool park__os_yield(void);
 
-/* True if park__os_yield, when last called in this thread, found it of low
- * weight and so did not yield: a wait of this thread says nothing about
- * what yields would have done (lib/wait's adaptive budget). */
+/* True if park__os_yield's last look at this thread's weight found it low
+ * (so its yields are skipped): a wait of this thread says nothing about
+ * what yields would have done (lib/wait's adaptive budget). False before
+ * its first yield. */
 bool park__os_yields_skipped(void);
 
-/* A short sleep: the kernel's timer slack, 50 us by default. */
+/* A short sleep: the kernel's timer slack (50 us by default) and the
+ * timer's latency, 130-150 us on a 2-CPU virtual machine. */
 void park__os_nap(void);
 
 /* True if the calling thread's scheduling weight is below that of the
