@@ -88,7 +88,7 @@ bool park__os_yield(void);
 bool park__os_yields_skipped(void);
 
 /* A short sleep: the kernel's timer slack (50 us by default) and the
- * timer's latency, 130-150 us on a 2-CPU virtual machine. */
+ * timer's latency: about 70 us on a 2-CPU virtual machine. */
 void park__os_nap(void);
 
 /* True if the calling thread's scheduling weight is below that of the
