@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -45,14 +46,20 @@ static int futex_wait_raw(uint32_t *word, uint32_t expected, park_time_t deadlin
         ts.tv_nsec = (long)(deadline % 1000000000u);
         abs = &ts;
     }
-    if (futex_wait_call(word, expected, abs, flags) == 0)
-        return 0;
-    return errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR ? errno : 0;
+    /* errno is put back: a wait is no failure of the caller's caller
+     * (pthread_mutex_lock under the drop-in leaves errno alone). */
+    int saved = errno, r = 0;
+    if (futex_wait_call(word, expected, abs, flags) != 0)
+        r = errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR ? errno : 0;
+    errno = saved;
+    return r;
 }
 
 static void futex_wake_raw(uint32_t *word, int n)
 {
+    int saved = errno; /* as futex_wait_raw */
     syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+    errno = saved;
 }
 
 bool park__os_membarrier_register(void)
@@ -143,6 +150,21 @@ void park__os_nap(void)
     int saved = errno; /* EINTR from a signal: nobody's business */
     struct timespec ts = {0, 1000};
     syscall(SYS_nanosleep, &ts, NULL);
+    errno = saved;
+}
+
+unsigned long park__os_timer_slack(void)
+{
+    int saved = errno;
+    long slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    errno = saved;
+    return slack > 0 ? (unsigned long)slack : 0;
+}
+
+void park__os_set_timer_slack(unsigned long ns)
+{
+    int saved = errno;
+    (void)prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0);
     errno = saved;
 }
 

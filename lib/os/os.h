@@ -91,6 +91,14 @@ bool park__os_yields_skipped(void);
  * timer's latency: about 70 us on a 2-CPU virtual machine. */
 void park__os_nap(void);
 
+/* The calling thread's timer slack: how far past its timeout the kernel
+ * may let a timed sleep run, to batch wake-ups (50 us by default; real-time
+ * threads have none). 0 if it cannot be read. Leaves errno alone. */
+unsigned long park__os_timer_slack(void);
+
+/* Sets the calling thread's timer slack to ns (> 0). Leaves errno alone. */
+void park__os_set_timer_slack(unsigned long ns);
+
 /* True if the calling thread's scheduling weight is below that of the
  * thread that loaded park: a higher nice value, or SCHED_IDLE where that
  * thread was not. A process started with `nice` has all its threads at

@@ -214,12 +214,25 @@ static bool past(park_time_t deadline, unsigned flags)
  * granted or the deadline passes. */
 _Thread_local void (*park__wait_block_hook)(void);
 
+/* The timer slack of a doze (PARK__DOZE_SLACK_NS): the thread's own,
+ * 50 us by default, would add up to that much to every doze, which is
+ * meant to last as long as the caller asks (docs/design/mutex.md,
+ * Tuning). */
+#define PARK__DOZE_SLACK_NS 1000u
+
 void park__wait_doze(park_time_t until)
 {
     if (park__wait_block_hook)
         park__wait_block_hook();
     uint32_t word = 0; /* nobody wakes it: the timeout ends the sleep */
+    /* A larger slack is lowered for the doze and put back after it. */
+    unsigned long slack = park__os_timer_slack();
+    bool lower = slack > PARK__DOZE_SLACK_NS;
+    if (lower)
+        park__os_set_timer_slack(PARK__DOZE_SLACK_NS);
     (void)park__futex_wait(&word, 0, until);
+    if (lower)
+        park__os_set_timer_slack(slack);
 }
 
 static int thread_sleep(park__waiter_t *w, park_time_t deadline, unsigned flags,

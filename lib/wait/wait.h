@@ -265,7 +265,9 @@ extern _Thread_local void (*park__wait_block_hook)(void);
 
 /* Dozes: sleeps until `until` (CLOCK_MONOTONIC ns) on a futex word of the
  * caller's own that nobody wakes, touching no primitive and no queue; a
- * signal or injected fault may end it early. For a caller between its
+ * signal or injected fault may end it early. The thread's timer slack is
+ * at most 1 us meanwhile (put back after), so the doze does not run tens
+ * of microseconds past `until`. For a caller between its
  * spin and its queueing (rule 6: the mutex dozes before it queues, so that
  * its word stays unmarked). Calls park__wait_block_hook first, as any
  * sleep in park__wait does. Not a cancellation point (a raw futex wait,

@@ -8,7 +8,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -970,6 +973,67 @@ TEST(spin_thread_of_low_weight_sleeps_where_others_yield)
     }
 }
 
+/* Dozes for 300 ms (again after an early end: a fault or a signal) with
+ * its timer slack set to `slack` first; records its slack after. */
+struct doze_probe {
+    unsigned long slack, after;
+    pid_t tid;
+    atomic_bool started, done;
+    bool errno_kept;
+};
+
+static void *doze_main(void *arg)
+{
+    struct doze_probe *p = arg;
+    prctl(PR_SET_TIMERSLACK, p->slack, 0, 0, 0);
+    p->tid = (pid_t)syscall(SYS_gettid);
+    atomic_store(&p->started, true);
+    park_time_t until = park_now() + 300 * MS;
+    errno = EDOM;
+    while (park_now() < until)
+        park__wait_doze(until);
+    p->errno_kept = errno == EDOM;
+    p->after = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    atomic_store(&p->done, true);
+    return NULL;
+}
+
+/* The smallest timer slack a dozing thread showed while it dozed. */
+static unsigned long slack_while_dozing(struct doze_probe *p)
+{
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, doze_main, p), 0);
+    while (!atomic_load(&p->started))
+        sched_yield();
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/timerslack_ns", (int)p->tid); /* a thread's too */
+    unsigned long least = ULONG_MAX;
+    while (!atomic_load(&p->done)) {
+        FILE *f = fopen(path, "r");
+        unsigned long v;
+        if (f && fscanf(f, "%lu", &v) == 1 && v < least)
+            least = v;
+        if (f)
+            fclose(f);
+        test_sleep_ns(MS);
+    }
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_TRUE(p->errno_kept);
+    return least;
+}
+
+TEST(wait_doze_sleeps_with_a_timer_slack_of_1us_and_puts_the_threads_back)
+{
+    /* The default slack (50 us) is lowered for the doze, then restored. */
+    struct doze_probe p = {.slack = 50000};
+    ASSERT_EQ(slack_while_dozing(&p), 1000u);
+    ASSERT_EQ(p.after, 50000u);
+    /* A slack already below 1 us is left as it is. */
+    struct doze_probe q = {.slack = 500};
+    ASSERT_EQ(slack_while_dozing(&q), 500u);
+    ASSERT_EQ(q.after, 500u);
+}
+
 static void *draw_four(void *arg)
 {
     uint32_t *out = arg;
@@ -1215,6 +1279,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_every_looks_at_a_fixed_gap_then_yields),
     TEST_ENTRY(spin_jitter_draws_budgets_around_the_mean),
     TEST_ENTRY(spin_random_differs_between_threads),
+    TEST_ENTRY(wait_doze_sleeps_with_a_timer_slack_of_1us_and_puts_the_threads_back),
     TEST_ENTRY(spin_thread_of_low_weight_sleeps_where_others_yield),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
     TEST_ENTRY(wait_adaptive_budget_halves_when_a_waiter_times_out_asleep),
