@@ -15,7 +15,9 @@
 //   mutex       T in 2, 4, 8, 16: park, pthread, absl, ck_mcs, std
 //               (mutex_contenders.h), and park_profiled: park with the
 //               contention profiler recording, which adds the profiler's
-//               per-site figures for the same run (report_profile).
+//               per-site figures for the same run (report_profile), and
+//               unshared: the floor, each thread with a mutex and data of
+//               its own (what the machine adds to every lock's waits).
 //   sem         the same loop through a semaphore of 1 permit: park, sem_t,
 //               std (sem_contenders.h).
 //   rwlock      90 % reads (the rwlock sweep's per-thread LCG picks each
@@ -130,8 +132,20 @@ struct ParkProfiled : bench::mutexes::Park {
 template <class C> constexpr bool kProfiled = false;
 template <> constexpr bool kProfiled<ParkProfiled> = true;
 
-using MutexContenders = List<bench::mutexes::Park, ParkProfiled, bench::mutexes::Pthread,
-                             bench::mutexes::Absl, bench::mutexes::CkMcs, bench::mutexes::Std>;
+// The floor: the same loop with nothing shared, each thread taking a park
+// mutex of its own (never contended: one compare-and-swap) around data of
+// its own. What its waits show is what the machine adds to any lock's: the
+// clock reads, and a thread preempted between them, which waits for the
+// other threads on its CPU to run their time slices.
+struct Unshared : bench::mutexes::Park {
+    static constexpr const char *name = "unshared";
+};
+template <class C> constexpr bool kUnshared = false;
+template <> constexpr bool kUnshared<Unshared> = true;
+
+using MutexContenders =
+    List<bench::mutexes::Park, ParkProfiled, bench::mutexes::Pthread, bench::mutexes::Absl,
+         bench::mutexes::CkMcs, bench::mutexes::Std, Unshared>;
 using SemContenders = List<SemAsLock<bench::sems::Park>, SemAsLock<bench::sems::PosixSem>,
                            SemAsLock<bench::sems::Std>>;
 using RwlockContenders =
@@ -307,14 +321,17 @@ bench::Histogram merged(const Recorders &rs, uint64_t &worst)
 
 // ---- scenarios ----------------------------------------------------------
 
-// The loop of the mutex, sem and nice19 rows.
+// The loop of the mutex, sem and nice19 rows: on g's lock and data, and on
+// origin's intervals (g.origin but for the unshared rows, whose every
+// thread has a g of its own).
 template <class C>
-bench::ThreadResult exclusive_thread(bench::Window &w, Shared<C> &g, Recorder &rec, int index)
+bench::ThreadResult exclusive_thread(bench::Window &w, Shared<C> &g, Recorder &rec, int index,
+                                     std::atomic<uint64_t> &origin)
 {
     typename C::node_type node{};
     uint64_t x = static_cast<uint64_t>(index) + 1;
     w.start();
-    rec.begin(g.origin);
+    rec.begin(origin);
     while (w.running()) {
         uint64_t t0 = bench::ticks();
         C::lock(g.lock, node);
@@ -366,14 +383,20 @@ void report_profile(benchmark::State &state, const bench::Histogram &h)
 
 template <class C> void exclusive(benchmark::State &state, int threads)
 {
-    auto g = std::make_unique<Shared<C>>();
-    C::init(g->lock);
+    // Every thread's lock and data: one g for all, or one each (unshared).
+    std::vector<std::unique_ptr<Shared<C>>> gs(kUnshared<C> ? threads : 1);
+    for (auto &g : gs) {
+        g = std::make_unique<Shared<C>>();
+        C::init(g->lock);
+    }
+    Shared<C> &g0 = *gs[0];
     bench::WindowResult r;
     std::unique_ptr<Recorders> rs;
     bool held = true;
     for (auto _ : state) {
-        g->a = g->b = 0;
-        g->origin.store(0, std::memory_order_relaxed);
+        for (auto &g : gs)
+            g->a = g->b = 0;
+        g0.origin.store(0, std::memory_order_relaxed);
         rs = std::make_unique<Recorders>(threads);
         if constexpr (kProfiled<C>) {
             park_profile_reset(); // no thread waits between windows
@@ -382,15 +405,22 @@ template <class C> void exclusive(benchmark::State &state, int threads)
                 break;
             }
         }
-        r = bench::run_window(threads, [&g, &rs](bench::Window &w, int index) {
-            return exclusive_thread<C>(w, *g, rs->each[index], index);
+        r = bench::run_window(threads, [&gs, &g0, &rs](bench::Window &w, int index) {
+            return exclusive_thread<C>(w, *gs[index % gs.size()], rs->each[index], index,
+                                       g0.origin);
         });
         if constexpr (kProfiled<C>)
             park_profile_stop();
         bench::set_time_per_op(state, r);
-        held = held && exclusion_held(*g, r);
+        if constexpr (kUnshared<C>) {
+            for (int i = 0; i < threads; ++i)
+                held = held && gs[i]->a == r.threads[i].ops && gs[i]->b == triangle(gs[i]->a);
+        } else {
+            held = held && exclusion_held(g0, r);
+        }
     }
-    C::destroy(g->lock);
+    for (auto &g : gs)
+        C::destroy(g->lock);
     if (!held)
         state.SkipWithError("lost updates: mutual exclusion broken");
     if (!rs)
@@ -552,7 +582,7 @@ template <class C> void nice19(benchmark::State &state)
         r = bench::run_window(kNiceThreads, [&g, &rs, &reniced](bench::Window &w, int index) {
             if (index == kNiceThreads - 1 && setpriority(PRIO_PROCESS, gettid(), 19) != 0)
                 reniced.store(false, std::memory_order_relaxed); // read after the join
-            return exclusive_thread<C>(w, *g, rs->each[index], index);
+            return exclusive_thread<C>(w, *g, rs->each[index], index, g->origin);
         });
         bench::set_time_per_op(state, r);
         held = held && exclusion_held(*g, r);

@@ -23,7 +23,7 @@ results = []
 
 def check(name, ok, detail=""):
     results.append(ok)
-    print("%s: %s%s" % ("ok" if ok else "FAIL", name, "" if ok else " (%s)" % detail))
+    print("%s: %s%s" % ("ok" if ok else "FAIL", name, "" if ok else " (%s)" % (detail,)))
 
 
 def run(*args):
@@ -119,11 +119,14 @@ def tail_checks(text, out, text_cxx_only):
                    "| rust_parking_lot |",
                    "| contender | ops/s | p50 | p99 | p99.9 | max | rsd | LWSS | park / it: p99.9 |",
                    "park's p99.9 / the best peer's (rust_parking_lot, ",
+                   "The floor (unshared, nothing shared): max ", "| unshared |",
                    "### tail / lockskew", "| contender | waiter acq | relocker acq | waiter p50 |",
                    "| **park** | 20000 | 3000000 |", "### tail / nice19", "nice / median",
                    "| 4 | **park** |", "0.010"):
         check("tail section has %r" % needle, needle in tail)
     check("tail not in the Summary", "### tail\n" not in text)
+    sem = tail[tail.find("### tail / sem"):tail.find("### tail / rwlock")]
+    check("tail sem tables give the mutex loop's floor", "The floor (unshared, " in sem)
 
     def p999_cell(t, scen):
         rows = [ln for ln in t.splitlines() if ln.startswith("| %s | 8 |" % scen)]

@@ -12,7 +12,13 @@ FAMILY = "tail"
 # Scenarios with a table per thread count, in this order; the others follow.
 PER_THREADS = ["mutex", "sem", "rwlock"]
 SCENARIO_NOTES = {
-    "mutex": "T threads loop { acquire; a += 1, b += a; release; 50 LCG rounds }.",
+    "mutex": "T threads loop { acquire; a += 1, b += a; release; 50 LCG rounds }. "
+             "*unshared* is the floor: the same loop with nothing shared, each thread "
+             "taking a mutex of its own around data of its own, so nobody ever waits for "
+             "anybody. Its waits are what the machine adds to every lock's: the clock "
+             "reads, and a thread preempted between them, which waits while the other "
+             "threads on its CPU run their time slices. A lock's max or rsd below the "
+             "floor's comes from threads it keeps asleep, off the CPUs.",
     "sem": "The mutex loop through a semaphore of 1 permit.",
     "rwlock": "The mutex loop on a reader/writer lock, 90 % of the operations reads "
               "(both words loaded and checked), 10 % writes; the waits of both kinds.",
@@ -82,9 +88,12 @@ def fmt_count(v):
     return "—" if v is None else "%d" % round(v)
 
 
+FLOOR = "unshared"
+
+
 def is_peer(c):
-    """Every contender but park and its own variants."""
-    return c != "park" and not c.startswith("park_")
+    """Every contender but park, its own variants and the floor."""
+    return c != "park" and not c.startswith("park_") and c != FLOOR
 
 
 def value(r, k):
@@ -141,15 +150,29 @@ def wait_table(s, t):
     return table(header, body)
 
 
-def best_line(s, t):
+def floor_clause(park, floor):
+    """' The floor (unshared): ...' where both rows have a max, else ''."""
+    pm, fm = value(park, "max_ns"), value(floor, "max_ns")
+    if pm is None or not fm:
+        return ""
+    frsd = value(floor, "rsd")
+    return (" The floor (%s, nothing shared): max %s, rsd %s; park's max / the floor's: %.2f."
+            % (FLOOR, fmt_wait(fm), "—" if frsd is None else "%.1f %%" % (100 * frsd),
+               pm / fm))
+
+
+def best_line(s, t, floor_row=None):
+    """floor_row: the floor at t (tail/mutex/unshared: the sem and rwlock
+    scenarios run the same loop and have none of their own)."""
     park, best = s.get("park", t), best_peer(s, t)
     if value(park, "p999_ns") is None:
         return "No park row here."
+    floor = floor_clause(park, s.get(FLOOR, t) or floor_row)
     if best is None:
-        return "No peer row here to compare park with."
+        return "No peer row here to compare park with." + floor
     return ("park's p99.9 / the best peer's (%s, %s): %s."
             % (best.contender, fmt_wait(best.median["p999_ns"]),
-               fmt_ratio(p999_ratio(park, best))))
+               fmt_ratio(p999_ratio(park, best)))) + floor
 
 
 def overview_table(scenarios):
@@ -275,6 +298,7 @@ def tail_section(scenarios, plots):
            "repetitions. The family is not in the Summary's throughput tables: what it "
            "compares is the tail.", ""]
     out += overview_table([s for s in scenarios if s.name in PER_THREADS])
+    floors = next((s for s in scenarios if s.name == "mutex"), None)
     for s in scenarios:
         out += ["### tail / %s" % s.name, ""]
         if s.name in SCENARIO_NOTES:
@@ -289,6 +313,7 @@ def tail_section(scenarios, plots):
             for t in s.threads:
                 out += ["#### tail / %s, %s" % (s.name, "no threads suffix" if t is None else
                                                  "%d threads" % t), "",
-                        wait_table(s, t), "", best_line(s, t), ""]
+                        wait_table(s, t), "",
+                        best_line(s, t, floors.get(FLOOR, t) if floors else None), ""]
             out += profiler_table(s)
     return out
