@@ -150,8 +150,11 @@ using SemContenders = List<SemAsLock<bench::sems::Park>, SemAsLock<bench::sems::
                            SemAsLock<bench::sems::Std>>;
 using RwlockContenders =
     List<bench::rwlocks::Park, bench::rwlocks::PthreadWpref, bench::rwlocks::Absl>;
-// lockskew and nice19: park beside the mutexes that sleep.
+// lockskew and nice19: park beside the mutexes that sleep (and, in nice19,
+// the floor: what the scheduler alone gives the nice thread).
 using SkewContenders = List<bench::mutexes::Park, bench::mutexes::Pthread, bench::mutexes::Absl>;
+using NiceContenders =
+    List<bench::mutexes::Park, bench::mutexes::Pthread, bench::mutexes::Absl, Unshared>;
 
 // ---- shared state -------------------------------------------------------
 
@@ -351,6 +354,56 @@ template <class C> bool exclusion_held(const Shared<C> &g, const bench::WindowRe
     return g.a == r.total_ops() && g.b == triangle(g.a);
 }
 
+// The lock and data of a row's threads: one Shared for all of them, or one
+// each for the unshared rows (their intervals' origin is still the first's).
+template <class C> class Locks
+{
+  public:
+    explicit Locks(int threads) : gs_(kUnshared<C> ? threads : 1)
+    {
+        for (auto &g : gs_) {
+            g = std::make_unique<Shared<C>>();
+            C::init(g->lock);
+        }
+    }
+    ~Locks()
+    {
+        for (auto &g : gs_)
+            C::destroy(g->lock);
+    }
+    Locks(const Locks &) = delete;
+    Locks &operator=(const Locks &) = delete;
+
+    Shared<C> &of(int index)
+    {
+        return *gs_[static_cast<size_t>(index) % gs_.size()];
+    }
+    std::atomic<uint64_t> &origin()
+    {
+        return gs_[0]->origin;
+    }
+    // Before each window.
+    void reset()
+    {
+        for (auto &g : gs_)
+            g->a = g->b = 0;
+        origin().store(0, std::memory_order_relaxed);
+    }
+    // After it: every update of the window is in the data it went to.
+    bool held(const bench::WindowResult &r) const
+    {
+        if (gs_.size() == 1)
+            return exclusion_held(*gs_[0], r);
+        for (size_t i = 0; i < gs_.size(); ++i)
+            if (gs_[i]->a != r.threads[i].ops || gs_[i]->b != triangle(gs_[i]->a))
+                return false;
+        return true;
+    }
+
+  private:
+    std::vector<std::unique_ptr<Shared<C>>> gs_;
+};
+
 // The profiler's view of the last window (park_profiled): prof_waits, the
 // acquisitions that found the lock taken (whether they then spun, yielded or
 // queued), prof_share, their share of all; prof_p50_ns, prof_p99_ns, prof_max_ns,
@@ -383,20 +436,12 @@ void report_profile(benchmark::State &state, const bench::Histogram &h)
 
 template <class C> void exclusive(benchmark::State &state, int threads)
 {
-    // Every thread's lock and data: one g for all, or one each (unshared).
-    std::vector<std::unique_ptr<Shared<C>>> gs(kUnshared<C> ? threads : 1);
-    for (auto &g : gs) {
-        g = std::make_unique<Shared<C>>();
-        C::init(g->lock);
-    }
-    Shared<C> &g0 = *gs[0];
+    Locks<C> locks(threads);
     bench::WindowResult r;
     std::unique_ptr<Recorders> rs;
     bool held = true;
     for (auto _ : state) {
-        for (auto &g : gs)
-            g->a = g->b = 0;
-        g0.origin.store(0, std::memory_order_relaxed);
+        locks.reset();
         rs = std::make_unique<Recorders>(threads);
         if constexpr (kProfiled<C>) {
             park_profile_reset(); // no thread waits between windows
@@ -405,22 +450,14 @@ template <class C> void exclusive(benchmark::State &state, int threads)
                 break;
             }
         }
-        r = bench::run_window(threads, [&gs, &g0, &rs](bench::Window &w, int index) {
-            return exclusive_thread<C>(w, *gs[index % gs.size()], rs->each[index], index,
-                                       g0.origin);
+        r = bench::run_window(threads, [&locks, &rs](bench::Window &w, int index) {
+            return exclusive_thread<C>(w, locks.of(index), rs->each[index], index, locks.origin());
         });
         if constexpr (kProfiled<C>)
             park_profile_stop();
         bench::set_time_per_op(state, r);
-        if constexpr (kUnshared<C>) {
-            for (int i = 0; i < threads; ++i)
-                held = held && gs[i]->a == r.threads[i].ops && gs[i]->b == triangle(gs[i]->a);
-        } else {
-            held = held && exclusion_held(g0, r);
-        }
+        held = held && locks.held(r);
     }
-    for (auto &g : gs)
-        C::destroy(g->lock);
     if (!held)
         state.SkipWithError("lost updates: mutual exclusion broken");
     if (!rs)
@@ -569,25 +606,22 @@ template <class C> void lockskew(benchmark::State &state)
 // nice19: the mutex loop; the last thread lowers its own priority first.
 template <class C> void nice19(benchmark::State &state)
 {
-    auto g = std::make_unique<Shared<C>>();
-    C::init(g->lock);
+    Locks<C> locks(kNiceThreads);
     bench::WindowResult r;
     std::unique_ptr<Recorders> rs;
     bool held = true;
     std::atomic<bool> reniced{true};
     for (auto _ : state) {
-        g->a = g->b = 0;
-        g->origin.store(0, std::memory_order_relaxed);
+        locks.reset();
         rs = std::make_unique<Recorders>(kNiceThreads);
-        r = bench::run_window(kNiceThreads, [&g, &rs, &reniced](bench::Window &w, int index) {
+        r = bench::run_window(kNiceThreads, [&locks, &rs, &reniced](bench::Window &w, int index) {
             if (index == kNiceThreads - 1 && setpriority(PRIO_PROCESS, gettid(), 19) != 0)
                 reniced.store(false, std::memory_order_relaxed); // read after the join
-            return exclusive_thread<C>(w, *g, rs->each[index], index, g->origin);
+            return exclusive_thread<C>(w, locks.of(index), rs->each[index], index, locks.origin());
         });
         bench::set_time_per_op(state, r);
-        held = held && exclusion_held(*g, r);
+        held = held && locks.held(r);
     }
-    C::destroy(g->lock);
     if (!held)
         state.SkipWithError("lost updates: mutual exclusion broken");
     else if (!reniced.load(std::memory_order_relaxed))
@@ -629,6 +663,10 @@ template <class... Cs> void register_rwlock(List<Cs...>)
 template <class... Cs> void register_skew(List<Cs...>)
 {
     (bench::add_windowed(bench::row_name("tail", "lockskew", Cs::name), lockskew<Cs>), ...);
+}
+
+template <class... Cs> void register_nice(List<Cs...>)
+{
     (bench::add_windowed(bench::row_name("tail", "nice19", Cs::name, kNiceThreads), nice19<Cs>),
      ...);
 }
@@ -644,4 +682,5 @@ void bench::register_tail()
     register_exclusive("sem", SemContenders{});
     register_rwlock(RwlockContenders{});
     register_skew(SkewContenders{});
+    register_nice(NiceContenders{});
 }

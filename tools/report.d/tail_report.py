@@ -29,7 +29,9 @@ SCENARIO_NOTES = {
                 "the lock when the first thread stops).",
     "nice19": "The mutex loop with 4 threads, the last at nice 19: its acquisitions over "
               "the median of the other three's. The scheduler alone gives it a small "
-              "share when the CPUs are busy; a lock can shrink or keep that share.",
+              "share when the CPUs are busy (*unshared*: the same loop with nothing "
+              "shared, so that share and nothing else); a lock can shrink it, or raise it "
+              "by keeping the others waiting while the nice thread runs.",
 }
 
 # The points of a row's CDF: counter -> fraction of waits at or below it.
