@@ -309,6 +309,10 @@ def tail_section(scenarios, plots):
             out += ["![tail %s: CDF of the wait](%s)" % (s.name, plots[s.name]), ""]
         if s.name == "lockskew":
             out += [lockskew_table(s), ""]
+            fm = value(floors.get(FLOOR, 2), "max_ns") if floors else None
+            if fm:
+                out += ["The floor at 2 threads (tail/mutex/%s: nothing shared, so no wait "
+                        "but the machine's): max %s." % (FLOOR, fmt_wait(fm)), ""]
         elif s.name == "nice19":
             out += [nice19_table(s), ""]
         else:
