@@ -126,7 +126,8 @@ def tail_checks(text, out, text_cxx_only):
         check("tail section has %r" % needle, needle in tail)
     check("tail not in the Summary", "### tail\n" not in text)
     skew = tail[tail.find("### tail / lockskew"):tail.find("### tail / nice19")]
-    check("tail lockskew gives the 2-thread floor", "The floor at 2 threads (tail/mutex/unshared" in skew)
+    check("tail lockskew gives the 2-thread floor",
+          "The floor at 2 threads (tail/mutex/unshared" in skew)
     sem = tail[tail.find("### tail / sem"):tail.find("### tail / rwlock")]
     check("tail sem tables give the mutex loop's floor", "The floor (unshared, " in sem)
 

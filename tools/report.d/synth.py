@@ -316,7 +316,8 @@ def cpp(g):
 # rust_parking_lot's (the best peer with the Rust rows) and a quarter of
 # std's (the best without them); unshared, the floor, has the shortest of
 # all and is no peer.
-TAIL = {"park": (8e6, 500.0), "unshared": (3e7, 40.0), "pthread": (6e6, 5000.0), "absl": (5e6, 4000.0),
+TAIL = {"park": (8e6, 500.0), "unshared": (3e7, 40.0), "pthread": (6e6, 5000.0),
+        "absl": (5e6, 4000.0),
         "ck_mcs": (1e6, 1e6), "std": (7e6, 2000.0), "sem_t": (2e6, 3000.0),
         "pthread_wpref": (6e6, 2500.0), "rust_parking_lot": (9e6, 1000.0),
         "rust_std": (7e6, 3000.0)}
