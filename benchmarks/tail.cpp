@@ -34,12 +34,14 @@
 //   nice19      the mutex loop with 4 threads, the last of them at nice 19
 //               (setpriority on its tid when it starts): how much of its
 //               share a lock adds to what the scheduler takes. park,
-//               pthread, absl.
+//               pthread, absl, and unshared (the scheduler's share alone).
 //
 // Counters: items_per_second (acquisitions of all threads), csw_per_op,
 // cpu_ns_per_op; p50_ns, p99_ns, p999_ns (the merged histogram: about 3 %
 // resolution) and max_ns (exact) of the wait; rsd, the relative standard
 // deviation (population stddev / mean) of the threads' acquisition counts;
+// cpu_rsd, the same of the CPU time each thread had in its loop (how much
+// of rsd the scheduler's sharing of the CPUs explains);
 // lwss, the lock working set size: the mean over the window's 1 ms
 // intervals of the number of distinct threads that acquired in the
 // interval (the intervals start when the first thread leaves the start
@@ -76,6 +78,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -213,6 +216,14 @@ inline unsigned percent(uint64_t &s)
 
 // ---- what each thread records -------------------------------------------
 
+// The calling thread's CPU time (user and system), in ns.
+inline int64_t thread_cpu_ns()
+{
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
 // One thread's waits and, per LWSS interval, whether it acquired in it.
 // Built and touched by the driving thread before the window opens; on its
 // own cache lines, as the thread updates it on every acquisition.
@@ -222,6 +233,7 @@ struct alignas(64) Recorder {
     uint64_t origin = 0;           // ticks at the start of interval 0
     uint64_t interval = 1;         // ticks per interval
     uint64_t ops = 0, worst = 0, exit = 0;
+    int64_t cpu_ns = 0;            // the thread's CPU time in its loop
     uint64_t writes = 0, torn = 0; // rwlock only
 
     Recorder(size_t intervals, uint64_t interval_ticks)
@@ -231,6 +243,7 @@ struct alignas(64) Recorder {
     // After the start gate: the first thread through sets the origin.
     void begin(std::atomic<uint64_t> &shared_origin)
     {
+        cpu_ns = -thread_cpu_ns();
         uint64_t now = bench::ticks(), expected = 0;
         // relaxed: a timestamp, read by the threads only as a number.
         if (shared_origin.compare_exchange_strong(expected, now, std::memory_order_relaxed))
@@ -254,6 +267,7 @@ struct alignas(64) Recorder {
     void end()
     {
         exit = bench::ticks();
+        cpu_ns += thread_cpu_ns();
     }
 };
 
@@ -286,16 +300,24 @@ void report_waits(benchmark::State &state, const bench::Histogram &h, uint64_t w
             bench::ticks_to_ns(h.quantile(std::atof(p) / 100));
 }
 
-// rsd and lwss over every thread of the row.
-void report_spread(benchmark::State &state, const Recorders &rs)
+// The relative standard deviation (population stddev / mean) of one figure
+// of every thread.
+template <class F> double rsd_of(const Recorders &rs, F figure)
 {
     double n = static_cast<double>(rs.each.size()), sum = 0, sq = 0;
     for (const Recorder &r : rs.each)
-        sum += static_cast<double>(r.ops);
+        sum += figure(r);
     double mean = sum / n;
     for (const Recorder &r : rs.each)
-        sq += (static_cast<double>(r.ops) - mean) * (static_cast<double>(r.ops) - mean);
-    state.counters["rsd"] = mean > 0 ? std::sqrt(sq / n) / mean : 0.0;
+        sq += (figure(r) - mean) * (figure(r) - mean);
+    return mean > 0 ? std::sqrt(sq / n) / mean : 0.0;
+}
+
+// rsd, cpu_rsd and lwss over every thread of the row.
+void report_spread(benchmark::State &state, const Recorders &rs)
+{
+    state.counters["rsd"] = rsd_of(rs, [](const Recorder &r) { return double(r.ops); });
+    state.counters["cpu_rsd"] = rsd_of(rs, [](const Recorder &r) { return double(r.cpu_ns); });
 
     // The intervals in which every thread was still in its loop: from the
     // origin to the first thread's exit.

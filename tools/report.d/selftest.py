@@ -117,7 +117,8 @@ def tail_checks(text, out, text_cxx_only):
                    "### tail / mutex", "#### tail / mutex, 8 threads", "### tail / sem",
                    "### tail / rwlock", "| **park** |", "| ck_mcs |", "| pthread_wpref |",
                    "| rust_parking_lot |",
-                   "| contender | ops/s | p50 | p99 | p99.9 | max | rsd | LWSS | park / it: p99.9 |",
+                   "| contender | ops/s | p50 | p99 | p99.9 | max | rsd | CPU rsd | LWSS | "
+                   "park / it: p99.9 |", "| 10.0 % | 5.0 % |",
                    "park's p99.9 / the best peer's (rust_parking_lot, ",
                    "The floor (unshared, nothing shared): max ", "| unshared |",
                    "### tail / lockskew", "| contender | waiter acq | relocker acq | waiter p50 |",

@@ -330,7 +330,7 @@ def tail_counters(p999):
     """The tail family's wait counters for a row whose p99.9 is p999: the
     CDF rises from 20 ns to p99.9 and on to 10 x p99.9 at the maximum."""
     c = {"csw_per_op": 0.001, "cpu_ns_per_op": 120.0, "p50_ns": 20.0, "p99_ns": p999 / 4,
-         "p999_ns": p999, "max_ns": p999 * 10, "rsd": 0.1, "lwss": 1.5}
+         "p999_ns": p999, "max_ns": p999 * 10, "rsd": 0.1, "cpu_rsd": 0.05, "lwss": 1.5}
     for p in TAIL_CDF:
         q = float(p) / 100
         c["cdf_p%s_ns" % p] = (20.0 if q <= 0.5 else 20.0 + (p999 / 4 - 20.0) * (q - 0.5) / 0.49

@@ -86,6 +86,10 @@ def fmt_ratio(r):
     return "**%s**" % s if r > 1.005 else s
 
 
+def fmt_share(v):
+    return "—" if v is None else "%.1f %%" % (100 * v)
+
+
 def fmt_count(v):
     return "—" if v is None else "%d" % round(v)
 
@@ -129,7 +133,7 @@ def error_cells(r, width):
 
 def wait_table(s, t):
     """One row per contender at thread count t."""
-    header = ["contender", "ops/s", "p50", "p99", "p99.9", "max", "rsd", "LWSS",
+    header = ["contender", "ops/s", "p50", "p99", "p99.9", "max", "rsd", "CPU rsd", "LWSS",
               "park / it: p99.9"]
     park = s.get("park", t)
     body = []
@@ -140,12 +144,11 @@ def wait_table(s, t):
         if r.error:
             body.append([name_cell(c)] + error_cells(r, len(header) - 1))
             continue
-        rsd = r.median.get("rsd")
         lwss = r.median.get("lwss")
         body.append([name_cell(c), fmt_rate(r.throughput),
                      fmt_wait(r.median.get("p50_ns")), fmt_wait(r.median.get("p99_ns")),
                      fmt_wait(r.median.get("p999_ns")), fmt_wait(r.median.get("max_ns")),
-                     "—" if rsd is None else "%.1f %%" % (100 * rsd),
+                     fmt_share(r.median.get("rsd")), fmt_share(r.median.get("cpu_rsd")),
                      "—" if lwss is None else "%.2f" % lwss,
                      "1.00" if c == "park" and value(park, "p999_ns") else
                      fmt_ratio(p999_ratio(park, r))])
@@ -293,7 +296,8 @@ def tail_section(scenarios, plots):
            "for one window and records every acquisition's wait (TSC around the acquire) "
            "in a log-linear histogram (about 3 % resolution; *max* is exact). *rsd*: "
            "the relative standard deviation of the threads' acquisition counts (0 = "
-           "every thread got as many). *LWSS* (lock working set size): the mean over "
+           "every thread got as many); *CPU rsd*: the same of the CPU time each thread "
+           "had in its loop, the part of *rsd* that is the scheduler's sharing of the CPUs. *LWSS* (lock working set size): the mean over "
            "the window's 1 ms intervals of the number of distinct threads that acquired "
            "in the interval (T = every thread gets in every millisecond; 1 = the lock "
            "stays with one thread for whole milliseconds at a time). Medians over "
