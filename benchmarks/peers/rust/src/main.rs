@@ -384,6 +384,7 @@ fn main() {
                 "p999_ns",
                 "max_ns",
                 "rsd",
+                "cpu_rsd",
                 "lwss",
                 "spawn_ns",
                 "n1_p99_ns",

@@ -10,7 +10,7 @@
 //! harness's bench::Histogram: exact below 32 ticks, then 32 buckets per
 //! power of two) and, per 1 ms interval, whether it acquired in it; both are
 //! allocated before the window opens. Counters as the C++ rows: p50_ns,
-//! p99_ns, p999_ns, max_ns, the cdf_p<P>_ns points, rsd and lwss.
+//! p99_ns, p999_ns, max_ns, the cdf_p<P>_ns points, rsd, cpu_rsd and lwss.
 
 use crate::harness::{
     bb, lcg_rounds, report_throughput, run_window, ticks, ticks_since, ticks_to_ns, Padded, Sample, ThreadResult,
@@ -120,6 +120,16 @@ struct Recorder {
     ops: u64,
     worst: u64,
     exit: u64,
+    /// The thread's CPU time in its loop.
+    cpu_ns: i64,
+}
+
+/// The calling thread's CPU time (user and system), in ns.
+fn thread_cpu_ns() -> i64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: t is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64
 }
 
 impl Recorder {
@@ -132,11 +142,13 @@ impl Recorder {
             ops: 0,
             worst: 0,
             exit: 0,
+            cpu_ns: 0,
         }
     }
 
     /// After the start gate: the first thread through sets the origin.
     fn begin(&mut self, shared: &AtomicU64) {
+        self.cpu_ns = -thread_cpu_ns();
         let now = ticks();
         // Relaxed: a timestamp, read by the threads only as a number.
         self.origin = match shared.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed) {
@@ -185,11 +197,22 @@ fn report_waits(s: &mut Sample, h: &Histogram, worst: u64) {
     }
 }
 
-fn report_spread(s: &mut Sample, recs: &[Recorder]) {
+/// The relative standard deviation (population stddev / mean) of one figure
+/// of every thread.
+fn rsd_of(recs: &[Recorder], figure: impl Fn(&Recorder) -> f64) -> f64 {
     let n = recs.len() as f64;
-    let mean = recs.iter().map(|r| r.ops as f64).sum::<f64>() / n;
-    let var = recs.iter().map(|r| (r.ops as f64 - mean) * (r.ops as f64 - mean)).sum::<f64>() / n;
-    s.counters.push(("rsd", if mean > 0.0 { var.sqrt() / mean } else { 0.0 }));
+    let mean = recs.iter().map(&figure).sum::<f64>() / n;
+    let var = recs.iter().map(|r| (figure(r) - mean) * (figure(r) - mean)).sum::<f64>() / n;
+    if mean > 0.0 {
+        var.sqrt() / mean
+    } else {
+        0.0
+    }
+}
+
+fn report_spread(s: &mut Sample, recs: &[Recorder]) {
+    s.counters.push(("rsd", rsd_of(recs, |r| r.ops as f64)));
+    s.counters.push(("cpu_rsd", rsd_of(recs, |r| r.cpu_ns as f64)));
     // The intervals in which every thread was still in its loop.
     let origin = recs[0].origin;
     let first_exit = recs.iter().map(|r| r.exit).min().unwrap_or(origin);
@@ -240,6 +263,7 @@ pub fn mutex<L: Lock>(threads: usize, min_time: f64) -> Sample {
             x = lcg_rounds(x, OUTSIDE);
         }
         rec.exit = ticks();
+        rec.cpu_ns += thread_cpu_ns();
         bb(x);
         let result = ThreadResult { ops: rec.ops, worst_wait_ticks: rec.worst, samples: Vec::new() };
         *slots[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(rec);
