@@ -126,6 +126,9 @@ def tail_checks(text, out, text_cxx_only):
                    "| 4 | **park** |", "0.010"):
         check("tail section has %r" % needle, needle in tail)
     check("tail not in the Summary", "### tail\n" not in text)
+    floors = [ln for ln in tail.splitlines() if ln.startswith("| unshared |")]
+    check("tail: the floor has no p99.9 ratio", floors and all(ln.endswith("| — |") for ln in floors),
+          floors[:1])
     skew = tail[tail.find("### tail / lockskew"):tail.find("### tail / nice19")]
     check("tail lockskew gives the 2-thread floor",
           "The floor at 2 threads (tail/mutex/unshared" in skew)

@@ -151,7 +151,7 @@ def wait_table(s, t):
                      fmt_share(r.median.get("rsd")), fmt_share(r.median.get("cpu_rsd")),
                      "—" if lwss is None else "%.2f" % lwss,
                      "1.00" if c == "park" and value(park, "p999_ns") else
-                     fmt_ratio(p999_ratio(park, r))])
+                     "—" if c == FLOOR else fmt_ratio(p999_ratio(park, r))])
     return table(header, body)
 
 
@@ -160,10 +160,8 @@ def floor_clause(park, floor):
     pm, fm = value(park, "max_ns"), value(floor, "max_ns")
     if pm is None or not fm:
         return ""
-    frsd = value(floor, "rsd")
     return (" The floor (%s, nothing shared): max %s, rsd %s; park's max / the floor's: %.2f."
-            % (FLOOR, fmt_wait(fm), "—" if frsd is None else "%.1f %%" % (100 * frsd),
-               pm / fm))
+            % (FLOOR, fmt_wait(fm), fmt_share(value(floor, "rsd")), pm / fm))
 
 
 def best_line(s, t, floor_row=None):
