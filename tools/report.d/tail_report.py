@@ -165,12 +165,12 @@ def floor_clause(park, floor):
 
 
 def best_line(s, t, floor_row=None):
-    """floor_row: the floor at t (tail/mutex/unshared: the sem and rwlock
+    """floor_row: the floor at t, tail/mutex/unshared (the sem and rwlock
     scenarios run the same loop and have none of their own)."""
     park, best = s.get("park", t), best_peer(s, t)
     if value(park, "p999_ns") is None:
         return "No park row here."
-    floor = floor_clause(park, s.get(FLOOR, t) or floor_row)
+    floor = floor_clause(park, floor_row)
     if best is None:
         return "No peer row here to compare park with." + floor
     return ("park's p99.9 / the best peer's (%s, %s): %s."
@@ -237,13 +237,13 @@ def nice19_table(s):
                             error_cells(r, len(header) - 2))
                 continue
             ratio = r.median.get("nice_ratio")
-            rsd, lwss = r.median.get("rsd"), r.median.get("lwss")
+            lwss = r.median.get("lwss")
             body.append(["—" if t is None else str(t), name_cell(c), fmt_rate(r.throughput),
                          fmt_count(r.median.get("nice_acq")),
                          fmt_count(r.median.get("median_acq")),
                          "—" if ratio is None else "%.3f" % ratio,
                          fmt_wait(r.median.get("p99_ns")), fmt_wait(r.median.get("max_ns")),
-                         "—" if rsd is None else "%.1f %%" % (100 * rsd),
+                         fmt_share(r.median.get("rsd")),
                          "—" if lwss is None else "%.2f" % lwss])
     return table(header, body, ["r", "l"] + ["r"] * (len(header) - 2))
 
@@ -295,10 +295,11 @@ def tail_section(scenarios, plots):
            "in a log-linear histogram (about 3 % resolution; *max* is exact). *rsd*: "
            "the relative standard deviation of the threads' acquisition counts (0 = "
            "every thread got as many); *CPU rsd*: the same of the CPU time each thread "
-           "had in its loop, the part of *rsd* that is the scheduler's sharing of the CPUs. *LWSS* (lock working set size): the mean over "
-           "the window's 1 ms intervals of the number of distinct threads that acquired "
-           "in the interval (T = every thread gets in every millisecond; 1 = the lock "
-           "stays with one thread for whole milliseconds at a time). Medians over "
+           "had in its loop, the part of *rsd* that is the scheduler's sharing of the "
+           "CPUs. *LWSS* (lock working set size): the mean over the window's 1 ms "
+           "intervals of the number of distinct threads that acquired in the interval "
+           "(T = every thread gets in every millisecond; 1 = the lock stays with one "
+           "thread for whole milliseconds at a time). Medians over "
            "repetitions. The family is not in the Summary's throughput tables: what it "
            "compares is the tail.", ""]
     out += overview_table([s for s in scenarios if s.name in PER_THREADS])
