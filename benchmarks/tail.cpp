@@ -47,9 +47,12 @@
 // interval (the intervals start when the first thread leaves the start
 // gate and end before the first thread leaves its loop, so every thread
 // was running in each). lockskew reports the waits of its second thread,
-// waiter_acq and relocker_acq, and no rsd or lwss; nice19 adds nice_acq
-// (the nice thread's acquisitions), median_acq (the median of the other
-// three's) and nice_ratio = nice_acq / median_acq.
+// waiter_acq, relocker_acq and waiter_runq_ns (the second thread's time
+// runnable but not running in its loop, from /proc/thread-self/schedstat,
+// where the kernel keeps it: how long the scheduler kept the waiter off
+// the CPUs in all, which no lock can shorten), and no rsd or lwss; nice19
+// adds nice_acq (the nice thread's acquisitions), median_acq (the median
+// of the other three's) and nice_ratio = nice_acq / median_acq.
 //
 // The CDF. The report draws each row's wait distribution from counters,
 // not from a side file: cdf_p<P>_ns is the wait at percentile P for P in
@@ -69,6 +72,7 @@
 
 #include <park/profile.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -77,6 +81,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
@@ -224,6 +229,27 @@ inline int64_t thread_cpu_ns()
     return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
+// The calling thread's time runnable but not running (waiting on a run
+// queue), in ns: the second field of /proc/thread-self/schedstat; -1 where
+// the kernel does not keep it. Reads into a buffer on the stack (nothing
+// allocated: it runs inside the window).
+inline int64_t thread_runq_ns()
+{
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[96];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    unsigned long long on_cpu = 0, waiting = 0;
+    if (std::sscanf(buf, "%llu %llu", &on_cpu, &waiting) != 2)
+        return -1;
+    return static_cast<int64_t>(waiting);
+}
+
 // One thread's waits and, per LWSS interval, whether it acquired in it.
 // Built and touched by the driving thread before the window opens; on its
 // own cache lines, as the thread updates it on every acquisition.
@@ -234,6 +260,7 @@ struct alignas(64) Recorder {
     uint64_t interval = 1;         // ticks per interval
     uint64_t ops = 0, worst = 0, exit = 0;
     int64_t cpu_ns = 0;            // the thread's CPU time in its loop
+    int64_t runq_ns = -1;          // its time on a run queue there; -1: unknown
     uint64_t writes = 0, torn = 0; // rwlock only
 
     Recorder(size_t intervals, uint64_t interval_ticks)
@@ -244,6 +271,7 @@ struct alignas(64) Recorder {
     void begin(std::atomic<uint64_t> &shared_origin)
     {
         cpu_ns = -thread_cpu_ns();
+        runq_ns = thread_runq_ns();
         uint64_t now = bench::ticks(), expected = 0;
         // relaxed: a timestamp, read by the threads only as a number.
         if (shared_origin.compare_exchange_strong(expected, now, std::memory_order_relaxed))
@@ -268,6 +296,8 @@ struct alignas(64) Recorder {
     {
         exit = bench::ticks();
         cpu_ns += thread_cpu_ns();
+        int64_t runq = thread_runq_ns();
+        runq_ns = runq_ns >= 0 && runq >= runq_ns ? runq - runq_ns : -1;
     }
 };
 
@@ -623,6 +653,8 @@ template <class C> void lockskew(benchmark::State &state)
     report_waits(state, rs->each[0].waits, rs->each[0].worst);
     state.counters["relocker_acq"] = static_cast<double>(r.threads[0].ops);
     state.counters["waiter_acq"] = static_cast<double>(r.threads[1].ops);
+    if (rs->each[0].runq_ns >= 0)
+        state.counters["waiter_runq_ns"] = static_cast<double>(rs->each[0].runq_ns);
 }
 
 // nice19: the mutex loop; the last thread lowers its own priority first.

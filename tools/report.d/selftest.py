@@ -132,6 +132,16 @@ def tail_checks(text, out, text_cxx_only):
     skew = tail[tail.find("### tail / lockskew"):tail.find("### tail / nice19")]
     check("tail lockskew gives the 2-thread floor",
           "The floor at 2 threads (tail/mutex/unshared" in skew)
+    check("tail lockskew has the waiter's run-queue time",
+          "| max | on a run queue | park / it: p99 |" in skew)
+    skew_rows = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[1:-1]]
+                 for ln in skew.splitlines() if ln.startswith("| ") and "|:" not in ln}
+    park_row = skew_rows.get("**park**", [])
+    check("tail lockskew: park's run-queue time from its counter",
+          len(park_row) > 7 and park_row[7] == "2.50 ms", park_row)
+    others = [r for n, r in skew_rows.items() if n not in ("**park**", "contender")]
+    check("tail lockskew: a row without the counter shows —",
+          others and all(len(r) > 7 and r[7] == "—" for r in others), others[:1])
     sem = tail[tail.find("### tail / sem"):tail.find("### tail / rwlock")]
     check("tail sem tables give the mutex loop's floor", "The floor (unshared, " in sem)
 

@@ -357,6 +357,8 @@ def tail(g, scenarios, skew=()):
             counters = tail_counters(TAIL[c][1])
             counters.update({"waiter_acq": 20000 if c == "park" else 500,
                              "relocker_acq": 3000000})
+            if c == "park":  # the others' JSON has no such counter: "—"
+                counters["waiter_runq_ns"] = 2500000
             g.bench("tail/lockskew/" + c, None, 1e9 / TAIL[c][0], ips=TAIL[c][0],
                     counters=counters, real_time_suffix=True, contender=c)
         g.family()
