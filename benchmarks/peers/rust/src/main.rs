@@ -223,11 +223,7 @@ fn rows() -> Vec<Row> {
     for &t in barrier::THREADS.iter() {
         for (scenario, name, f) in barriers.iter() {
             let f = *f;
-            r.push(Row::new(
-                format!("barrier/{}/{}/threads:{}", scenario, name, t),
-                t as u32,
-                move |m, _| f(t, m),
-            ));
+            r.push(Row::new(format!("barrier/{}/{}/threads:{}", scenario, name, t), t as u32, move |m, _| f(t, m)));
         }
     }
 
