@@ -360,11 +360,13 @@ template <class Fn> void add_single(const std::string &name, Fn fn)
 
 // A row that runs run_window() once per repetition. The name suffixes
 // google-benchmark adds for this (/iterations:1/manual_time) are removed
-// again by the reporters in main.cpp.
-template <class Fn> void add_windowed(const std::string &name, Fn fn)
+// again by the reporters in main.cpp. Returns the row, for settings of its
+// own, or nullptr where the row is not selected.
+template <class Fn> benchmark::internal::Benchmark *add_windowed(const std::string &name, Fn fn)
 {
-    if (select_row(name))
-        benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Iterations(1);
+    if (!select_row(name))
+        return nullptr;
+    return benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Iterations(1);
 }
 
 // One per family; main() calls each before running.

@@ -109,19 +109,23 @@ class Row:
             self.median = self.agg["median"]
             self.mean = self.agg.get("mean", {})
             self.stddev = self.agg.get("stddev", {})
+            # The largest over repetitions, where the row asked for it (a
+            # "max" aggregate: tail/lockskew); empty otherwise.
+            self.largest = self.agg.get("max", {})
             self.reps = None
         elif self.samples:
             keys = set().union(*self.samples)
-            self.median, self.mean, self.stddev = {}, {}, {}
+            self.median, self.mean, self.stddev, self.largest = {}, {}, {}, {}
             for k in keys:
                 xs = [s[k] for s in self.samples if k in s]
                 self.median[k] = statistics.median(xs)
                 self.mean[k] = statistics.fmean(xs)
+                self.largest[k] = max(xs)
                 if len(xs) > 1:
                     self.stddev[k] = statistics.stdev(xs)
             self.reps = len(self.samples)
         else:
-            self.median, self.mean, self.stddev = {}, {}, {}
+            self.median, self.mean, self.stddev, self.largest = {}, {}, {}, {}
             self.reps = 0
 
     @property
@@ -209,7 +213,7 @@ def load(paths):
         for b in data["benchmarks"]:
             name = b.get("run_name") or b.get("name", "")
             if b.get("run_type") == "aggregate" and not b.get("run_name"):
-                name = re.sub(r"_(median|mean|stddev|cv)$", "", name)
+                name = re.sub(r"_(median|mean|stddev|cv|max)$", "", name)
             if not name:
                 continue
             if name in rows and name not in seen_here:
@@ -230,7 +234,7 @@ def load(paths):
                     row.counter_order.append(k)
             if b.get("run_type") == "aggregate":
                 agg = b.get("aggregate_name")
-                if agg in ("median", "mean", "stddev"):
+                if agg in ("median", "mean", "stddev", "max"):
                     row.agg[agg] = vals
             else:
                 row.samples.append(vals)

@@ -46,8 +46,9 @@ class Gen:
         self.instance = 0
 
     def bench(self, name, threads, time_ns, ips=None, counters=None, real_time_suffix=False,
-              contender=None):
-        """time_ns: time per op; ips: throughput (items_per_second)."""
+              contender=None, largest=False):
+        """time_ns: time per op; ips: throughput (items_per_second); largest:
+        a "max" aggregate too, as rows that ask google-benchmark for one."""
         if contender == "park":
             time_ns *= self.scale
             if ips:
@@ -81,8 +82,9 @@ class Gen:
             row.update(samples[0])
             self.rows.append(row)
             return
-        for agg, fn in (("mean", statistics.fmean), ("median", statistics.median),
-                        ("stddev", statistics.stdev)):
+        aggs = [("mean", statistics.fmean), ("median", statistics.median),
+                ("stddev", statistics.stdev)] + ([("max", max)] if largest else [])
+        for agg, fn in aggs:
             row = dict(base, name=run_name + "_" + agg, run_type="aggregate",
                        aggregate_name=agg, aggregate_unit="time", iterations=self.reps)
             for k in samples[0]:
@@ -360,7 +362,7 @@ def tail(g, scenarios, skew=()):
             if c == "park":  # the others' JSON has no such counter: "—"
                 counters["waiter_runq_ns"] = 2500000
             g.bench("tail/lockskew/" + c, None, 1e9 / TAIL[c][0], ips=TAIL[c][0],
-                    counters=counters, real_time_suffix=True, contender=c)
+                    counters=counters, real_time_suffix=True, contender=c, largest=True)
         g.family()
         for c in skew:
             counters = tail_counters(TAIL[c][1])

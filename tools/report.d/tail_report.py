@@ -26,7 +26,9 @@ SCENARIO_NOTES = {
                 "again at once), the other runs the timed loop with 1 µs of spinning "
                 "outside. The waits are the second thread's; a lock that lets a running "
                 "thread take it straight back starves it, up to the whole window (it gets "
-                "the lock when the first thread stops). *On a run queue* is how long in all "
+                "the lock when the first thread stops). *Max, worst window*: the longest "
+                "wait in the worst of the repetitions' windows (the other columns are "
+                "medians over them). *On a run queue* is how long in all "
                 "the scheduler kept the waiter runnable but off the CPUs in the window (the "
                 "kernel's schedstat), which no lock can shorten: where it is as long as the "
                 "max, the longest wait may be the scheduler's; where it is a few µs, it was "
@@ -206,7 +208,7 @@ def overview_table(scenarios):
 
 def lockskew_table(s):
     header = ["contender", "waiter acq", "relocker acq", "waiter p50", "p99", "p99.9", "max",
-              "on a run queue", "park / it: p99", "park / it: max"]
+              "max, worst window", "on a run queue", "park / it: p99", "park / it: max"]
     park = s.get("park", None)
     body = []
     for c in s.contenders:
@@ -218,8 +220,8 @@ def lockskew_table(s):
             continue
         cells = [name_cell(c), fmt_count(r.median.get("waiter_acq")),
                  fmt_count(r.median.get("relocker_acq"))]
-        cells += [fmt_wait(r.median.get(k))
-                  for k in ("p50_ns", "p99_ns", "p999_ns", "max_ns", "waiter_runq_ns")]
+        cells += [fmt_wait(r.median.get(k)) for k in ("p50_ns", "p99_ns", "p999_ns", "max_ns")]
+        cells += [fmt_wait(r.largest.get("max_ns")), fmt_wait(r.median.get("waiter_runq_ns"))]
         for k in ("p99_ns", "max_ns"):
             p, o = value(park, k), r.median.get(k)
             cells.append("1.00" if c == "park" and p else
