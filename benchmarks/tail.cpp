@@ -262,7 +262,6 @@ struct alignas(64) Recorder {
     uint64_t interval = 1;         // ticks per interval
     uint64_t ops = 0, worst = 0, exit = 0;
     int64_t cpu_ns = 0;            // the thread's CPU time in its loop
-    int64_t runq_ns = -1;          // its time on a run queue there; -1: unknown
     uint64_t writes = 0, torn = 0; // rwlock only
 
     Recorder(size_t intervals, uint64_t interval_ticks)
@@ -273,7 +272,6 @@ struct alignas(64) Recorder {
     void begin(std::atomic<uint64_t> &shared_origin)
     {
         cpu_ns = -thread_cpu_ns();
-        runq_ns = thread_runq_ns();
         uint64_t now = bench::ticks(), expected = 0;
         // relaxed: a timestamp, read by the threads only as a number.
         if (shared_origin.compare_exchange_strong(expected, now, std::memory_order_relaxed))
@@ -298,8 +296,6 @@ struct alignas(64) Recorder {
     {
         exit = bench::ticks();
         cpu_ns += thread_cpu_ns();
-        int64_t runq = thread_runq_ns();
-        runq_ns = runq_ns >= 0 && runq >= runq_ns ? runq - runq_ns : -1;
     }
 };
 
@@ -610,12 +606,15 @@ template <class C> bench::ThreadResult relocker_thread(bench::Window &w, Shared<
     return bench::ThreadResult{ops, 0};
 }
 
+// runq_ns: the thread's time on a run queue in its loop (-1: unknown).
 template <class C>
-bench::ThreadResult waiter_thread(bench::Window &w, Shared<C> &g, Recorder &rec, uint64_t outside)
+bench::ThreadResult waiter_thread(bench::Window &w, Shared<C> &g, Recorder &rec, uint64_t outside,
+                                  int64_t &runq_ns)
 {
     typename C::node_type node{};
     w.start();
     rec.begin(g.origin);
+    int64_t runq0 = thread_runq_ns();
     while (w.running()) {
         uint64_t t0 = bench::ticks();
         C::lock(g.lock, node);
@@ -626,6 +625,8 @@ bench::ThreadResult waiter_thread(bench::Window &w, Shared<C> &g, Recorder &rec,
         spin_ticks(outside);
     }
     rec.end();
+    int64_t runq1 = thread_runq_ns();
+    runq_ns = runq0 >= 0 && runq1 >= runq0 ? runq1 - runq0 : -1;
     return bench::ThreadResult{rec.ops, rec.worst};
 }
 
@@ -636,14 +637,15 @@ template <class C> void lockskew(benchmark::State &state)
     uint64_t outside = ticks_for_ns(kSkewOutsideNs);
     bench::WindowResult r;
     std::unique_ptr<Recorders> rs;
+    int64_t runq_ns = -1; // the last window's waiter's
     bool held = true;
     for (auto _ : state) {
         g->a = g->b = 0;
         g->origin.store(0, std::memory_order_relaxed);
         rs = std::make_unique<Recorders>(1);
-        r = bench::run_window(2, [&g, &rs, outside](bench::Window &w, int index) {
+        r = bench::run_window(2, [&g, &rs, &runq_ns, outside](bench::Window &w, int index) {
             return index == 0 ? relocker_thread<C>(w, *g)
-                              : waiter_thread<C>(w, *g, rs->each[0], outside);
+                              : waiter_thread<C>(w, *g, rs->each[0], outside, runq_ns);
         });
         bench::set_time_per_op(state, r);
         held = held && exclusion_held(*g, r);
@@ -655,8 +657,8 @@ template <class C> void lockskew(benchmark::State &state)
     report_waits(state, rs->each[0].waits, rs->each[0].worst);
     state.counters["relocker_acq"] = static_cast<double>(r.threads[0].ops);
     state.counters["waiter_acq"] = static_cast<double>(r.threads[1].ops);
-    if (rs->each[0].runq_ns >= 0)
-        state.counters["waiter_runq_ns"] = static_cast<double>(rs->each[0].runq_ns);
+    if (runq_ns >= 0)
+        state.counters["waiter_runq_ns"] = static_cast<double>(runq_ns);
 }
 
 // nice19: the mutex loop; the last thread lowers its own priority first.
