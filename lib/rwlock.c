@@ -396,19 +396,32 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
         /* Held back by a writer: spin (rule 6), then yield a few times,
          * before queueing. A write section is usually short, and a reader
          * that queues costs the writer a slow unlock and itself a sleep and
-         * a wake. The spin is one look after 128 pauses: looks every pause
-         * took the lock's line from the writer inside, slowing it down
-         * (docs/design/rwlock.md). The yields matter with more threads
-         * than CPUs: queued readers are handed their holds asleep, and the
-         * readers that run meanwhile queue behind the next writer in turn,
-         * a convoy that does not end; a yield lets the writer's turn pass,
-         * so the reader goes in running. Not queued, the reader is still a
-         * new reader to the policy, never ahead of a waiting writer. */
+         * a wake. The spin is one early look (spin.h: after 8 pauses,
+         * unless this thread's CPU was lately crowded), then one look after
+         * 128 pauses: looks every pause took the lock's line from the
+         * writer inside, slowing it down (docs/design/rwlock.md). The
+         * yields matter with more threads than CPUs: queued readers are
+         * handed their holds asleep, and the readers that run meanwhile
+         * queue behind the next writer in turn, a convoy that does not
+         * end; a yield lets the writer's turn pass, so the reader goes in
+         * running. Not queued, the reader is still a new reader to the
+         * policy, never ahead of a waiting writer. */
+        if (park__spin_early()) {
+            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+            if (park__rwlock_try_read(rw, &s))
+                break;
+        }
         bool taken = false;
+        park_time_t spun_from = park_now();
         for (park__spin_t spin = park__spin_init_once(128, 8); !taken && park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
             taken = park__rwlock_try_read(rw, &s);
         }
+        /* A spin far longer than its pauses (3.2 us), or about to queue:
+         * the CPUs are crowded, and early looks would keep more threads
+         * runnable (spin.h). */
+        if (!taken || park_now() - spun_from > PARK__SPIN_CROWDED_NS)
+            park__spin_crowded();
         if (taken)
             break;
         /* Readers are released as a batch: one wake for all. */

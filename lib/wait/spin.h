@@ -129,6 +129,36 @@ static inline bool park__spin_yields_next(const park__spin_t *s)
     return !s->pauses && s->yields;
 }
 
+/* ---- one early look, unless the thread's CPU is crowded ------------------
+ *
+ * A rare-look schedule (park__spin_init_once) keeps a waiter off the word
+ * for its first `pauses` pauses, which is right while the word's holder
+ * must share the CPUs with it, but makes a thread that waits for a section
+ * of a few dozen nanoseconds, on a CPU of its own, wait the whole gap
+ * (128 pauses: 3.2 us where a pause costs 25 ns). So such a site first
+ * asks park__spin_early, which pauses PARK__SPIN_EARLY times for one look,
+ * unless this thread has lately found its CPU crowded: a spin of its
+ * (pauses and yields) took PARK__SPIN_CROWDED_NS or more, which its pauses
+ * alone never do (a yield gave the CPU to another thread, or the thread
+ * was preempted), or ended in queueing; the site reports that with
+ * park__spin_crowded. Then the thread's next PARK__SPIN_CALM calls take
+ * no early look: a waiter that gets in early stays runnable, and with
+ * more threads than CPUs every runnable thread lengthens the others'
+ * waits for a CPU (docs/design/rwlock.md, Tuning). */
+#define PARK__SPIN_EARLY 8u         /* pauses before the early look */
+#define PARK__SPIN_CROWDED_NS 30000 /* a spin this long: the CPU is shared */
+#define PARK__SPIN_CALM 1024u       /* calls without early looks after one */
+
+/* Pauses PARK__SPIN_EARLY times and returns true (look now), or returns
+ * false at once: on one CPU, and for PARK__SPIN_CALM calls after the
+ * thread's last park__spin_crowded. Per thread. */
+bool park__spin_early(void);
+
+/* The calling thread's spin took PARK__SPIN_CROWDED_NS or more, or it is
+ * about to queue: its next PARK__SPIN_CALM park__spin_early calls return
+ * false. */
+void park__spin_crowded(void);
+
 /* For a wait with nothing to sleep on, which another thread ends within a
  * few instructions unless it is preempted (a channel cell mid-operation, a
  * thief's lost race): the schedule's pauses, then yields (naps in a

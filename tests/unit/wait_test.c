@@ -890,6 +890,45 @@ TEST(spin_jitter_draws_budgets_around_the_mean)
     ASSERT_EQ(park__spin_init_jitter(0, 2, 1).pauses, 0u);
 }
 
+/* park__spin_early in a thread of its own (its per-thread state fresh):
+ * results[i] of n calls, with park__spin_crowded called before call
+ * `crowd_at` (none if negative). */
+struct early_probe {
+    int n, crowd_at;
+    bool results[PARK__SPIN_CALM + 8];
+};
+
+static void *early_main(void *arg)
+{
+    struct early_probe *p = arg;
+    for (int i = 0; i < p->n; i++) {
+        if (i == p->crowd_at)
+            park__spin_crowded();
+        p->results[i] = park__spin_early();
+    }
+    return NULL;
+}
+
+TEST(spin_early_look_is_skipped_for_a_while_after_a_crowded_wait)
+{
+    bool many = !park__os_single_cpu();
+    struct early_probe crowded = {.n = PARK__SPIN_CALM + 8, .crowd_at = 4};
+    struct early_probe calm = {.n = PARK__SPIN_CALM + 8, .crowd_at = -1};
+    pthread_t a, b;
+    ASSERT_EQ(pthread_create(&a, NULL, early_main, &crowded), 0);
+    ASSERT_EQ(pthread_create(&b, NULL, early_main, &calm), 0);
+    ASSERT_EQ(pthread_join(a, NULL), 0);
+    ASSERT_EQ(pthread_join(b, NULL), 0);
+    for (int i = 0; i < crowded.n; i++) {
+        /* Early looks until the crowded wait, none for PARK__SPIN_CALM
+         * calls, then early looks again; on one CPU never. */
+        bool skipped = i >= 4 && i < 4 + (int)PARK__SPIN_CALM;
+        ASSERT_EQ(crowded.results[i], many && !skipped);
+        /* Another thread's crowding is not this one's. */
+        ASSERT_EQ(calm.results[i], many);
+    }
+}
+
 /* A thread that lowers its own weight (how: 0 leaves it as loaded, 1 sets
  * nice 19, 2 SCHED_IDLE), then steps through a schedule of 4 yields and
  * 20 rounds of park__spin_forever past its budget. */
@@ -1279,6 +1318,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_every_looks_at_a_fixed_gap_then_yields),
     TEST_ENTRY(spin_jitter_draws_budgets_around_the_mean),
     TEST_ENTRY(spin_random_differs_between_threads),
+    TEST_ENTRY(spin_early_look_is_skipped_for_a_while_after_a_crowded_wait),
     TEST_ENTRY(wait_doze_sleeps_with_a_timer_slack_of_1us_and_puts_the_threads_back),
     TEST_ENTRY(spin_thread_of_low_weight_sleeps_where_others_yield),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
