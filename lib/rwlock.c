@@ -396,32 +396,31 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
         /* Held back by a writer: spin (rule 6), then yield a few times,
          * before queueing. A write section is usually short, and a reader
          * that queues costs the writer a slow unlock and itself a sleep and
-         * a wake. The spin is one early look (spin.h: after 8 pauses,
-         * unless this thread's CPU was lately crowded), then one look after
-         * 128 pauses: looks every pause took the lock's line from the
-         * writer inside, slowing it down (docs/design/rwlock.md). The
+         * a wake. The spin is the early looks (spin.h: after 8 to 120
+         * pauses, unless this thread's CPU was lately crowded), then one
+         * look after 128 pauses: looks every pause took the lock's line
+         * from the writer inside, slowing it down where the two share the
+         * CPUs (docs/design/rwlock.md). The
          * yields matter with more threads than CPUs: queued readers are
          * handed their holds asleep, and the readers that run meanwhile
          * queue behind the next writer in turn, a convoy that does not
          * end; a yield lets the writer's turn pass, so the reader goes in
          * running. Not queued, the reader is still a new reader to the
          * policy, never ahead of a waiting writer. */
-        if (park__spin_early()) {
-            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-            if (park__rwlock_try_read(rw, &s))
-                break;
-        }
         bool taken = false;
+        for (park__spin_t spin = park__spin_init_early(); !taken && park__spin(&spin);) {
+            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+            taken = park__rwlock_try_read(rw, &s);
+        }
+        if (taken)
+            break;
         park_time_t spun_from = park_now();
         for (park__spin_t spin = park__spin_init_once(128, 8); !taken && park__spin(&spin);) {
             s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
             taken = park__rwlock_try_read(rw, &s);
         }
-        /* A spin far longer than its pauses (3.2 us), or about to queue:
-         * the CPUs are crowded, and early looks would keep more threads
-         * runnable (spin.h). */
-        if (!taken || park_now() - spun_from > PARK__SPIN_CROWDED_NS)
-            park__spin_crowded();
+        /* Far longer than its pauses (3.2 us): the CPUs are crowded. */
+        park__spin_note(park_now() - spun_from);
         if (taken)
             break;
         /* Readers are released as a batch: one wake for all. */
@@ -593,20 +592,38 @@ const park__wait_ops_t park__rwlock_write_ops = {.validate = write_validate,
 /* Spins while nobody is queued (rule 6): true if it took the lock. */
 static bool write_spin(park_rwlock_t *rw)
 {
-    /* 512 pauses, looking every 128: a writer that queues stops the
-     * readers and sleeps, a system call for both sides, so it waits a
-     * while, but looks rarely, since each look takes the lock's line from
-     * the holders. No yields: with more threads than CPUs a yield can cost
-     * the writer a time slice (docs/design/rwlock.md, Tuning). */
-    park__spin_t spin = park__spin_init_every(128, 512, 0);
+    /* 512 pauses: the early looks first (spin.h: after 8 to 120 pauses,
+     * unless this thread's CPU was lately crowded), then a look every 128:
+     * a writer that queues stops the readers and sleeps, a system call for
+     * both sides, so it waits a while, but looks rarely, since each look
+     * takes the lock's line from the holders, which slows them down where
+     * they share the CPUs. No yields: with more threads than CPUs a yield
+     * can cost the writer a time slice (docs/design/rwlock.md, Tuning). */
     uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-    for (;;) {
+    if (park__rwlock_try_write(rw, &s))
+        return true;
+    if (s & (WRITER_WAITING | READERS_QUEUED))
+        return false;
+    park__spin_t early = park__spin_init_early();
+    uint32_t early_pauses = early.pauses;
+    while (park__spin(&early)) {
+        s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
         if (park__rwlock_try_write(rw, &s))
             return true;
-        if ((s & (WRITER_WAITING | READERS_QUEUED)) || !park__spin(&spin))
+        if (s & (WRITER_WAITING | READERS_QUEUED))
             return false;
-        s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     }
+    park_time_t spun_from = park_now();
+    bool taken = false;
+    for (park__spin_t spin = park__spin_init_every(128, 512 - early_pauses, 0);
+         park__spin(&spin);) {
+        s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+        taken = park__rwlock_try_write(rw, &s);
+        if (taken || (s & (WRITER_WAITING | READERS_QUEUED)))
+            break;
+    }
+    park__spin_note(park_now() - spun_from); /* preempted: crowded */
+    return taken;
 }
 
 static int write_wait(park_rwlock_t *rw, park_time_t deadline)

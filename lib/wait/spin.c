@@ -16,23 +16,21 @@ uint32_t park__spin_random(void)
     return park__random(&spin_rng);
 }
 
-/* park__spin_early calls left that take no early look. */
+/* park__spin_init_early calls left that return an empty schedule. */
 static _Thread_local uint32_t spin_calm;
 
-bool park__spin_early(void)
+park__spin_t park__spin_init_early(void)
 {
     if (spin_calm) {
         spin_calm--;
-        return false;
+        return park__spin_init_gap(0, 0, 1);
     }
-    if (park__os_single_cpu())
-        return false;
-    for (uint32_t i = 0; i < PARK__SPIN_EARLY; i++)
-        park__os_pause();
-    return true;
+    park__spin_t s = {PARK__SPIN_EARLY, 64, park__os_single_cpu() ? 0 : PARK__SPIN_EARLY_PAUSES, 0};
+    return s;
 }
 
-void park__spin_crowded(void)
+void park__spin_note(uint64_t spun_ns)
 {
-    spin_calm = PARK__SPIN_CALM;
+    if (spun_ns >= PARK__SPIN_CROWDED_NS)
+        spin_calm = PARK__SPIN_CALM;
 }

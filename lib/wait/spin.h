@@ -129,35 +129,38 @@ static inline bool park__spin_yields_next(const park__spin_t *s)
     return !s->pauses && s->yields;
 }
 
-/* ---- one early look, unless the thread's CPU is crowded ------------------
+/* ---- early looks, while the thread has a CPU of its own -----------------
  *
- * A rare-look schedule (park__spin_init_once) keeps a waiter off the word
- * for its first `pauses` pauses, which is right while the word's holder
- * must share the CPUs with it, but makes a thread that waits for a section
- * of a few dozen nanoseconds, on a CPU of its own, wait the whole gap
- * (128 pauses: 3.2 us where a pause costs 25 ns). So such a site first
- * asks park__spin_early, which pauses PARK__SPIN_EARLY times for one look,
- * unless this thread has lately found its CPU crowded: a spin of its
- * (pauses and yields) took PARK__SPIN_CROWDED_NS or more, which its pauses
- * alone never do (a yield gave the CPU to another thread, or the thread
- * was preempted), or ended in queueing; the site reports that with
- * park__spin_crowded. Then the thread's next PARK__SPIN_CALM calls take
- * no early look: a waiter that gets in early stays runnable, and with
- * more threads than CPUs every runnable thread lengthens the others'
+ * A rare-look schedule (park__spin_init_once, _every) keeps a waiter off
+ * the word for 128 pauses at a time, which is right while the word's
+ * holder must share the CPUs with it, but makes a thread that waits for a
+ * section of a few dozen nanoseconds, on a CPU of its own, wait the whole
+ * gap (3.2 us where a pause costs 25 ns). So such a site first runs
+ * park__spin_init_early's schedule: looks after 8, 24, 56 and 120 pauses
+ * (gaps doubling from PARK__SPIN_EARLY to 64), no yields; then its own.
+ * The schedule is empty (park__spin returns false at once) on one CPU,
+ * and while the thread's CPU was lately crowded: the site times the rest
+ * of its spin (its rare looks and yields) and reports it to
+ * park__spin_note; a spin of PARK__SPIN_CROWDED_NS or more, which its
+ * pauses alone never take (a yield gave the CPU to another thread, or the
+ * thread was preempted), turns the early looks off for the thread's next
+ * PARK__SPIN_CALM schedules. With more threads than CPUs, a waiter that
+ * gets in early stays runnable where a yield or a sleep would have made
+ * room for the others, and every runnable thread lengthens the others'
  * waits for a CPU (docs/design/rwlock.md, Tuning). */
-#define PARK__SPIN_EARLY 8u         /* pauses before the early look */
-#define PARK__SPIN_CROWDED_NS 30000 /* a spin this long: the CPU is shared */
-#define PARK__SPIN_CALM 1024u       /* calls without early looks after one */
+#define PARK__SPIN_EARLY 8u          /* pauses before the first early look */
+#define PARK__SPIN_EARLY_PAUSES 120u /* the early schedule's pauses in all */
+#define PARK__SPIN_CROWDED_NS 30000  /* a spin this long: the CPU is shared */
+#define PARK__SPIN_CALM 1024u        /* schedules left empty after one */
 
-/* Pauses PARK__SPIN_EARLY times and returns true (look now), or returns
- * false at once: on one CPU, and for PARK__SPIN_CALM calls after the
- * thread's last park__spin_crowded. Per thread. */
-bool park__spin_early(void);
+/* The early schedule, or an empty one (see above). Per thread: each call
+ * while the early looks are off counts one of PARK__SPIN_CALM. */
+park__spin_t park__spin_init_early(void);
 
-/* The calling thread's spin took PARK__SPIN_CROWDED_NS or more, or it is
- * about to queue: its next PARK__SPIN_CALM park__spin_early calls return
- * false. */
-void park__spin_crowded(void);
+/* How long the calling thread's spin after its early schedule took (ns):
+ * PARK__SPIN_CROWDED_NS or more turns its early looks off for its next
+ * PARK__SPIN_CALM park__spin_init_early calls. */
+void park__spin_note(uint64_t spun_ns);
 
 /* For a wait with nothing to sleep on, which another thread ends within a
  * few instructions unless it is preempted (a channel cell mid-operation, a

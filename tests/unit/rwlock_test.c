@@ -19,7 +19,6 @@
 #include <park/park.h>
 
 #include "rwlock_impl.h"
-#include "wait/spin.h"
 #include "wait/wait.h"
 
 #include "test.h"
@@ -568,39 +567,6 @@ TEST(rwlock_queued_readers_enter_together_when_the_writer_releases)
     ASSERT_FALSE(park_rwlock_try_write_lock(&rw));
     for (int i = 0; i < N; i++)
         finish_actor(&r[i], t[i]);
-    ASSERT_EQ(park_rwlock_destroy(&rw), 0);
-}
-
-/* A reader in a thread of its own: whether it could take an early look
- * before it read-locked the lock, and after. */
-struct early_reader {
-    park_rwlock_t *rw;
-    bool early_before, early_after;
-};
-
-static void *early_reader_main(void *arg)
-{
-    struct early_reader *e = arg;
-    e->early_before = park__spin_early();
-    park_rwlock_read_lock(e->rw);
-    e->early_after = park__spin_early();
-    park_rwlock_read_unlock(e->rw);
-    return NULL;
-}
-
-/* A reader that had to queue behind a writer found the CPUs crowded: its
- * next waits take no early look (lib/wait/spin.h). */
-TEST(rwlock_reader_that_queued_takes_no_early_look_for_a_while)
-{
-    park_rwlock_t rw = PARK_RWLOCK_INIT;
-    park_rwlock_write_lock(&rw);
-    struct early_reader e = {.rw = &rw};
-    test_threads_t *t = test_threads_start(1, early_reader_main, &e, sizeof e);
-    AWAIT(queued_on(&rw) == 1);
-    park_rwlock_write_unlock(&rw);
-    test_threads_join(t);
-    ASSERT_EQ(e.early_before, !park__os_single_cpu());
-    ASSERT_FALSE(e.early_after);
     ASSERT_EQ(park_rwlock_destroy(&rw), 0);
 }
 
@@ -1246,7 +1212,6 @@ static const test_case_t tests[] = {
     TEST_ENTRY(rwlock_waiting_writer_blocks_new_readers),
     TEST_ENTRY(rwlock_queued_writer_goes_before_older_queued_readers),
     TEST_ENTRY(rwlock_queued_readers_enter_together_when_the_writer_releases),
-    TEST_ENTRY(rwlock_reader_that_queued_takes_no_early_look_for_a_while),
     TEST_ENTRY(rwlock_queued_readers_go_after_two_writers_in_a_row),
     TEST_ENTRY(rwlock_queued_writers_follow_each_other_in_arrival_order),
     TEST_ENTRY(rwlock_timed_out_writer_lets_in_the_readers_it_held_back),

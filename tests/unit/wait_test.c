@@ -890,42 +890,61 @@ TEST(spin_jitter_draws_budgets_around_the_mean)
     ASSERT_EQ(park__spin_init_jitter(0, 2, 1).pauses, 0u);
 }
 
-/* park__spin_early in a thread of its own (its per-thread state fresh):
- * results[i] of n calls, with park__spin_crowded called before call
- * `crowd_at` (none if negative). */
+/* park__spin_init_early in a thread of its own (its per-thread state
+ * fresh): the pauses of n schedules, with park__spin_note(spun[i])
+ * called before schedule i where spun[i] is not 0. */
 struct early_probe {
-    int n, crowd_at;
-    bool results[PARK__SPIN_CALM + 8];
+    int n;
+    uint64_t spun[PARK__SPIN_CALM + 8];
+    uint32_t pauses[PARK__SPIN_CALM + 8];
+    int looks; /* steps of the first schedule that said "look again" */
 };
 
 static void *early_main(void *arg)
 {
     struct early_probe *p = arg;
     for (int i = 0; i < p->n; i++) {
-        if (i == p->crowd_at)
-            park__spin_crowded();
-        p->results[i] = park__spin_early();
+        if (p->spun[i])
+            park__spin_note(p->spun[i]);
+        park__spin_t s = park__spin_init_early();
+        p->pauses[i] = s.pauses;
+        if (i == 0) {
+            uint32_t gaps[8];
+            p->looks = spin_steps(s, gaps, 8);
+            ASSERT_EQ(s.gap, PARK__SPIN_EARLY);
+            if (p->looks == 4) { /* looks after 8, 24, 56 and 120 pauses */
+                ASSERT_EQ(gaps[0], 8u);
+                ASSERT_EQ(gaps[1], 16u);
+                ASSERT_EQ(gaps[2], 32u);
+                ASSERT_EQ(gaps[3], 64u);
+            }
+        }
     }
     return NULL;
 }
 
-TEST(spin_early_look_is_skipped_for_a_while_after_a_crowded_wait)
+TEST(spin_early_looks_are_off_for_a_while_after_a_crowded_spin)
 {
     bool many = !park__os_single_cpu();
-    struct early_probe crowded = {.n = PARK__SPIN_CALM + 8, .crowd_at = 4};
-    struct early_probe calm = {.n = PARK__SPIN_CALM + 8, .crowd_at = -1};
+    uint32_t full = many ? PARK__SPIN_EARLY_PAUSES : 0;
+    /* A spin just short of crowded changes nothing; one at the bound turns
+     * the early looks off for PARK__SPIN_CALM schedules. */
+    struct early_probe crowded = {.n = PARK__SPIN_CALM + 8};
+    crowded.spun[2] = PARK__SPIN_CROWDED_NS - 1;
+    crowded.spun[4] = PARK__SPIN_CROWDED_NS;
+    struct early_probe calm = {.n = PARK__SPIN_CALM + 8};
+    calm.spun[1] = PARK__SPIN_CROWDED_NS - 1;
     pthread_t a, b;
     ASSERT_EQ(pthread_create(&a, NULL, early_main, &crowded), 0);
     ASSERT_EQ(pthread_create(&b, NULL, early_main, &calm), 0);
     ASSERT_EQ(pthread_join(a, NULL), 0);
     ASSERT_EQ(pthread_join(b, NULL), 0);
+    ASSERT_EQ(crowded.looks, many ? 4 : 0);
     for (int i = 0; i < crowded.n; i++) {
-        /* Early looks until the crowded wait, none for PARK__SPIN_CALM
-         * calls, then early looks again; on one CPU never. */
-        bool skipped = i >= 4 && i < 4 + (int)PARK__SPIN_CALM;
-        ASSERT_EQ(crowded.results[i], many && !skipped);
+        bool off = i >= 4 && i < 4 + (int)PARK__SPIN_CALM;
+        ASSERT_EQ(crowded.pauses[i], off ? 0u : full);
         /* Another thread's crowding is not this one's. */
-        ASSERT_EQ(calm.results[i], many);
+        ASSERT_EQ(calm.pauses[i], full);
     }
 }
 
@@ -1318,7 +1337,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_every_looks_at_a_fixed_gap_then_yields),
     TEST_ENTRY(spin_jitter_draws_budgets_around_the_mean),
     TEST_ENTRY(spin_random_differs_between_threads),
-    TEST_ENTRY(spin_early_look_is_skipped_for_a_while_after_a_crowded_wait),
+    TEST_ENTRY(spin_early_looks_are_off_for_a_while_after_a_crowded_spin),
     TEST_ENTRY(wait_doze_sleeps_with_a_timer_slack_of_1us_and_puts_the_threads_back),
     TEST_ENTRY(spin_thread_of_low_weight_sleeps_where_others_yield),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
