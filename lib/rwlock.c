@@ -377,6 +377,13 @@ static void read_removed(void *ctx, bool more)
 
 const park__wait_ops_t park__rwlock_read_ops = {.validate = read_validate, .removed = read_removed};
 
+/* One look of a reader held back by a writer: true if it took a hold. */
+static bool read_look(park_rwlock_t *rw)
+{
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    return park__rwlock_try_read(rw, &s);
+}
+
 int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
 {
     struct park__rwlock_wait c = {.rw = rw, .check_reentry = deadline == PARK_FOREVER};
@@ -408,19 +415,14 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
          * running. Not queued, the reader is still a new reader to the
          * policy, never ahead of a waiting writer. */
         bool taken = false;
-        for (park__spin_t spin = park__spin_init_early(); !taken && park__spin(&spin);) {
-            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-            taken = park__rwlock_try_read(rw, &s);
-        }
+        for (park__spin_t spin = park__spin_init_early(); !taken && park__spin(&spin);)
+            taken = read_look(rw);
         if (taken)
             break;
-        park_time_t spun_from = park_now();
-        for (park__spin_t spin = park__spin_init_once(128, 8); !taken && park__spin(&spin);) {
-            s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-            taken = park__rwlock_try_read(rw, &s);
-        }
-        /* Far longer than its pauses (3.2 us): the CPUs are crowded. */
-        park__spin_note(park_now() - spun_from);
+        uint64_t since = park__os_ticks();
+        for (park__spin_t spin = park__spin_init_once(128, 8); !taken && park__spin(&spin);)
+            taken = read_look(rw);
+        park__spin_note(since, 128); /* far longer than its pauses: crowded */
         if (taken)
             break;
         /* Readers are released as a batch: one wake for all. */
@@ -589,41 +591,41 @@ static void write_removed(void *ctx, bool more)
 const park__wait_ops_t park__rwlock_write_ops = {.validate = write_validate,
                                                  .removed = write_removed};
 
+/* One look of a spinning writer: 1 if it took the lock, -1 if others are
+ * queued (it must get in line), 0 to look again. */
+static int write_look(park_rwlock_t *rw)
+{
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    if (park__rwlock_try_write(rw, &s))
+        return 1;
+    return (s & (WRITER_WAITING | READERS_QUEUED)) ? -1 : 0;
+}
+
 /* Spins while nobody is queued (rule 6): true if it took the lock. */
 static bool write_spin(park_rwlock_t *rw)
 {
-    /* 512 pauses: the early looks first (spin.h: after 8 to 120 pauses,
-     * unless this thread's CPU was lately crowded), then a look every 128:
-     * a writer that queues stops the readers and sleeps, a system call for
-     * both sides, so it waits a while, but looks rarely, since each look
-     * takes the lock's line from the holders, which slows them down where
-     * they share the CPUs. No yields: with more threads than CPUs a yield
-     * can cost the writer a time slice (docs/design/rwlock.md, Tuning). */
-    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-    if (park__rwlock_try_write(rw, &s))
-        return true;
-    if (s & (WRITER_WAITING | READERS_QUEUED))
-        return false;
+    /* The early looks (spin.h: after 8 to 120 pauses, unless this thread's
+     * CPU was lately crowded), then 512 pauses in all (504 after the early
+     * looks), looking every 128: a writer that queues stops the readers and
+     * sleeps, a system call for both sides, so it waits a while, but looks
+     * rarely, since each look takes the lock's line from the holders, which
+     * slows them down where they share the CPUs. No yields: with more
+     * threads than CPUs a yield can cost the writer a time slice
+     * (docs/design/rwlock.md, Tuning). */
+    int r = write_look(rw);
+    if (r != 0)
+        return r > 0;
     park__spin_t early = park__spin_init_early();
-    uint32_t early_pauses = early.pauses;
-    while (park__spin(&early)) {
-        s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        if (park__rwlock_try_write(rw, &s))
-            return true;
-        if (s & (WRITER_WAITING | READERS_QUEUED))
-            return false;
-    }
-    park_time_t spun_from = park_now();
-    bool taken = false;
-    for (park__spin_t spin = park__spin_init_every(128, 512 - early_pauses, 0);
-         park__spin(&spin);) {
-        s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
-        taken = park__rwlock_try_write(rw, &s);
-        if (taken || (s & (WRITER_WAITING | READERS_QUEUED)))
-            break;
-    }
-    park__spin_note(park_now() - spun_from); /* preempted: crowded */
-    return taken;
+    uint32_t rest = early.pauses ? 3 * 128 : 4 * 128;
+    while (r == 0 && park__spin(&early))
+        r = write_look(rw);
+    if (r != 0)
+        return r > 0;
+    uint64_t since = park__os_ticks();
+    for (park__spin_t spin = park__spin_init_every(128, rest, 0); r == 0 && park__spin(&spin);)
+        r = write_look(rw);
+    park__spin_note(since, rest); /* far longer than its pauses: crowded */
+    return r > 0;
 }
 
 static int write_wait(park_rwlock_t *rw, park_time_t deadline)

@@ -137,30 +137,42 @@ static inline bool park__spin_yields_next(const park__spin_t *s)
  * section of a few dozen nanoseconds, on a CPU of its own, wait the whole
  * gap (3.2 us where a pause costs 25 ns). So such a site first runs
  * park__spin_init_early's schedule: looks after 8, 24, 56 and 120 pauses
- * (gaps doubling from PARK__SPIN_EARLY to 64), no yields; then its own.
- * The schedule is empty (park__spin returns false at once) on one CPU,
- * and while the thread's CPU was lately crowded: the site times the rest
- * of its spin (its rare looks and yields) and reports it to
- * park__spin_note; a spin of PARK__SPIN_CROWDED_NS or more, which its
- * pauses alone never take (a yield gave the CPU to another thread, or the
- * thread was preempted), turns the early looks off for the thread's next
- * PARK__SPIN_CALM schedules. With more threads than CPUs, a waiter that
- * gets in early stays runnable where a yield or a sleep would have made
- * room for the others, and every runnable thread lengthens the others'
- * waits for a CPU (docs/design/rwlock.md, Tuning). */
+ * (gaps doubling from PARK__SPIN_EARLY to PARK__SPIN_EARLY_GAP), no
+ * yields; then its own. The schedule is empty (park__spin returns false
+ * at once) on one CPU, and while the thread's CPU was lately crowded: the
+ * site times the rest of its spin (its rare looks and yields) and reports
+ * it to park__spin_note, and a spin that took PARK__SPIN_CROWDED_US more
+ * than its pauses could (a yield gave the CPU to another thread, or the
+ * thread was preempted) empties the thread's next PARK__SPIN_EARLY_OFF
+ * early schedules. With more threads than CPUs, a waiter that gets in
+ * early stays runnable where a yield or a sleep would have made room for
+ * the others, and every runnable thread lengthens the others' waits for
+ * a CPU (docs/design/rwlock.md, Tuning). */
 #define PARK__SPIN_EARLY 8u          /* pauses before the first early look */
-#define PARK__SPIN_EARLY_PAUSES 120u /* the early schedule's pauses in all */
-#define PARK__SPIN_CROWDED_NS 30000  /* a spin this long: the CPU is shared */
-#define PARK__SPIN_CALM 1024u        /* schedules left empty after one */
+#define PARK__SPIN_EARLY_GAP 64u     /* the early schedule's last gap */
+#define PARK__SPIN_EARLY_PAUSES 120u /* its pauses in all: 8 + 16 + 32 + 64 */
+#define PARK__SPIN_CROWDED_US 30u    /* a spin this much too long: crowded */
+#define PARK__SPIN_PAUSE_NS_MAX 100u /* the most a pause costs, for that */
+#define PARK__SPIN_EARLY_OFF 1024u   /* early schedules left empty after */
+_Static_assert(PARK__SPIN_EARLY_PAUSES == PARK__SPIN_EARLY + 2 * PARK__SPIN_EARLY +
+                                              4 * PARK__SPIN_EARLY + PARK__SPIN_EARLY_GAP &&
+                   PARK__SPIN_EARLY_GAP == 8 * PARK__SPIN_EARLY,
+               "the early schedule looks after 8, 24, 56 and 120 pauses");
 
 /* The early schedule, or an empty one (see above). Per thread: each call
- * while the early looks are off counts one of PARK__SPIN_CALM. */
+ * while the early looks are off counts one of PARK__SPIN_EARLY_OFF. */
 park__spin_t park__spin_init_early(void);
 
-/* How long the calling thread's spin after its early schedule took (ns):
- * PARK__SPIN_CROWDED_NS or more turns its early looks off for its next
- * PARK__SPIN_CALM park__spin_init_early calls. */
-void park__spin_note(uint64_t spun_ns);
+/* The calling thread's spin after its early schedule began at `since`
+ * (park__os_ticks) and had `pauses` pauses: if it took
+ * park__spin_crowded_ticks(pauses) or more, its next PARK__SPIN_EARLY_OFF
+ * park__spin_init_early calls return an empty schedule. */
+void park__spin_note(uint64_t since, uint32_t pauses);
+
+/* The ticks (park__os_ticks) of a spin of `pauses` pauses that mean its CPU
+ * was crowded: PARK__SPIN_CROWDED_US plus PARK__SPIN_PAUSE_NS_MAX a
+ * pause, so that no processor's pauses alone reach it. */
+uint64_t park__spin_crowded_ticks(uint32_t pauses);
 
 /* For a wait with nothing to sleep on, which another thread ends within a
  * few instructions unless it is preempted (a channel cell mid-operation, a

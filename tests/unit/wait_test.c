@@ -890,61 +890,79 @@ TEST(spin_jitter_draws_budgets_around_the_mean)
     ASSERT_EQ(park__spin_init_jitter(0, 2, 1).pauses, 0u);
 }
 
-/* park__spin_init_early in a thread of its own (its per-thread state
- * fresh): the pauses of n schedules, with park__spin_note(spun[i])
- * called before schedule i where spun[i] is not 0. */
+/* The early schedule of a thread of its own (its per-thread state fresh):
+ * looks after 8, 24, 56 and 120 pauses, no yields; none on one CPU. */
+static void *early_shape_main(void *arg)
+{
+    park__spin_t s = park__spin_init_early();
+    ASSERT_EQ(s.max_gap, PARK__SPIN_EARLY_GAP); /* the early schedule, not the empty one */
+    uint32_t gaps[8];
+    int looks = spin_steps(s, gaps, 8);
+    if (park__os_single_cpu()) {
+        ASSERT_EQ(looks, 0);
+    } else {
+        ASSERT_EQ(looks, 4);
+        ASSERT_EQ(gaps[0], 8u);
+        ASSERT_EQ(gaps[1], 16u);
+        ASSERT_EQ(gaps[2], 32u);
+        ASSERT_EQ(gaps[3], 64u);
+    }
+    (void)arg;
+    return NULL;
+}
+
+TEST(spin_early_schedule_looks_after_8_24_56_and_120_pauses)
+{
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, early_shape_main, NULL), 0);
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+}
+
+/* In a thread of its own: whether each of n early schedules was the early
+ * one (not the empty one), with park__spin_note(now - back[i], pauses)
+ * called before schedule i where back[i] is not 0. */
 struct early_probe {
     int n;
-    uint64_t spun[PARK__SPIN_CALM + 8];
-    uint32_t pauses[PARK__SPIN_CALM + 8];
-    int looks; /* steps of the first schedule that said "look again" */
+    uint64_t back[PARK__SPIN_EARLY_OFF + 8];
+    bool early[PARK__SPIN_EARLY_OFF + 8];
 };
 
 static void *early_main(void *arg)
 {
     struct early_probe *p = arg;
     for (int i = 0; i < p->n; i++) {
-        if (p->spun[i])
-            park__spin_note(p->spun[i]);
-        park__spin_t s = park__spin_init_early();
-        p->pauses[i] = s.pauses;
-        if (i == 0) {
-            uint32_t gaps[8];
-            p->looks = spin_steps(s, gaps, 8);
-            ASSERT_EQ(s.gap, PARK__SPIN_EARLY);
-            if (p->looks == 4) { /* looks after 8, 24, 56 and 120 pauses */
-                ASSERT_EQ(gaps[0], 8u);
-                ASSERT_EQ(gaps[1], 16u);
-                ASSERT_EQ(gaps[2], 32u);
-                ASSERT_EQ(gaps[3], 64u);
-            }
-        }
+        if (p->back[i])
+            park__spin_note(park__os_ticks() - p->back[i], 128);
+        p->early[i] = park__spin_init_early().max_gap == PARK__SPIN_EARLY_GAP;
     }
     return NULL;
 }
 
 TEST(spin_early_looks_are_off_for_a_while_after_a_crowded_spin)
 {
-    bool many = !park__os_single_cpu();
-    uint32_t full = many ? PARK__SPIN_EARLY_PAUSES : 0;
-    /* A spin just short of crowded changes nothing; one at the bound turns
-     * the early looks off for PARK__SPIN_CALM schedules. */
-    struct early_probe crowded = {.n = PARK__SPIN_CALM + 8};
-    crowded.spun[2] = PARK__SPIN_CROWDED_NS - 1;
-    crowded.spun[4] = PARK__SPIN_CROWDED_NS;
-    struct early_probe calm = {.n = PARK__SPIN_CALM + 8};
-    calm.spun[1] = PARK__SPIN_CROWDED_NS - 1;
+    /* The bound leaves room for any processor's pauses. */
+    uint64_t us = park__os_ticks_per_us();
+    ASSERT_GE(park__spin_crowded_ticks(0), PARK__SPIN_CROWDED_US * us);
+    ASSERT_GE(park__spin_crowded_ticks(384), park__spin_crowded_ticks(128) + 25 * us);
+    /* A spin just begun (or a clock step back) changes nothing; one as long
+     * as the bound turns the early looks off for PARK__SPIN_EARLY_OFF
+     * schedules, and then they come back. */
+    struct early_probe crowded = {.n = PARK__SPIN_EARLY_OFF + 8};
+    crowded.back[1] = 1;
+    crowded.back[2] = (uint64_t)0 - 1000 * us; /* 1 ms in the future */
+    crowded.back[4] = park__spin_crowded_ticks(128);
+    struct early_probe calm = {.n = PARK__SPIN_EARLY_OFF + 8};
+    calm.back[1] = 1;
     pthread_t a, b;
     ASSERT_EQ(pthread_create(&a, NULL, early_main, &crowded), 0);
     ASSERT_EQ(pthread_create(&b, NULL, early_main, &calm), 0);
     ASSERT_EQ(pthread_join(a, NULL), 0);
     ASSERT_EQ(pthread_join(b, NULL), 0);
-    ASSERT_EQ(crowded.looks, many ? 4 : 0);
     for (int i = 0; i < crowded.n; i++) {
-        bool off = i >= 4 && i < 4 + (int)PARK__SPIN_CALM;
-        ASSERT_EQ(crowded.pauses[i], off ? 0u : full);
+        bool off = i >= 4 && i < 4 + (int)PARK__SPIN_EARLY_OFF;
+        ASSERT_EQ(crowded.early[i], !off);
         /* Another thread's crowding is not this one's. */
-        ASSERT_EQ(calm.pauses[i], full);
+        ASSERT_TRUE(calm.early[i]);
     }
 }
 
@@ -1337,6 +1355,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_every_looks_at_a_fixed_gap_then_yields),
     TEST_ENTRY(spin_jitter_draws_budgets_around_the_mean),
     TEST_ENTRY(spin_random_differs_between_threads),
+    TEST_ENTRY(spin_early_schedule_looks_after_8_24_56_and_120_pauses),
     TEST_ENTRY(spin_early_looks_are_off_for_a_while_after_a_crowded_spin),
     TEST_ENTRY(wait_doze_sleeps_with_a_timer_slack_of_1us_and_puts_the_threads_back),
     TEST_ENTRY(spin_thread_of_low_weight_sleeps_where_others_yield),
