@@ -407,13 +407,13 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
          * pauses, unless this thread's CPU was lately crowded), then one
          * look after 128 pauses: looks every pause took the lock's line
          * from the writer inside, slowing it down where the two share the
-         * CPUs (docs/design/rwlock.md). The
-         * yields matter with more threads than CPUs: queued readers are
-         * handed their holds asleep, and the readers that run meanwhile
-         * queue behind the next writer in turn, a convoy that does not
-         * end; a yield lets the writer's turn pass, so the reader goes in
-         * running. Not queued, the reader is still a new reader to the
-         * policy, never ahead of a waiting writer. */
+         * CPUs (docs/design/rwlock.md). The yields matter with more
+         * threads than CPUs: queued readers are handed their holds asleep,
+         * and the readers that run meanwhile queue behind the next writer
+         * in turn, a convoy that does not end; a yield lets the writer's
+         * turn pass, so the reader goes in running. Not queued, the reader
+         * is still a new reader to the policy, never ahead of a waiting
+         * writer. */
         bool taken = false;
         for (park__spin_t spin = park__spin_init_early(); !taken && park__spin(&spin);)
             taken = read_look(rw);
@@ -616,7 +616,8 @@ static bool write_spin(park_rwlock_t *rw)
     if (r != 0)
         return r > 0;
     park__spin_t early = park__spin_init_early();
-    uint32_t rest = early.pauses ? 3 * 128 : 4 * 128;
+    /* The looks every 128 pauses after the early ones: up to 512 in all. */
+    uint32_t rest = early.pauses ? 512 - 128 : 512;
     while (r == 0 && park__spin(&early))
         r = write_look(rw);
     if (r != 0)
