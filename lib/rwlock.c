@@ -378,9 +378,9 @@ static void read_removed(void *ctx, bool more)
 const park__wait_ops_t park__rwlock_read_ops = {.validate = read_validate, .removed = read_removed};
 
 /* One look of a reader held back by a writer: true if it took a hold. */
-static bool read_look(park_rwlock_t *rw)
+static int read_look(void *rw)
 {
-    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    uint32_t s = __atomic_load_n(&((park_rwlock_t *)rw)->state_, __ATOMIC_RELAXED);
     return park__rwlock_try_read(rw, &s);
 }
 
@@ -414,16 +414,7 @@ int park__rwlock_read_wait(park_rwlock_t *rw, park_time_t deadline)
          * turn pass, so the reader goes in running. Not queued, the reader
          * is still a new reader to the policy, never ahead of a waiting
          * writer. */
-        bool taken = false;
-        for (park__spin_t spin = park__spin_init_early(); !taken && park__spin(&spin);)
-            taken = read_look(rw);
-        if (taken)
-            break;
-        uint64_t since = park__os_ticks();
-        for (park__spin_t spin = park__spin_init_once(128, 8); !taken && park__spin(&spin);)
-            taken = read_look(rw);
-        park__spin_note(since, 128); /* far longer than its pauses: crowded */
-        if (taken)
+        if (park__spin_rare(park__spin_init_once(128, 8), 0, read_look, rw))
             break;
         /* Readers are released as a batch: one wake for all. */
         switch (park__wait(rw, &w, PARK__WAIT_BATCH, &park__rwlock_read_ops, &c, deadline)) {
@@ -593,9 +584,9 @@ const park__wait_ops_t park__rwlock_write_ops = {.validate = write_validate,
 
 /* One look of a spinning writer: 1 if it took the lock, -1 if others are
  * queued (it must get in line), 0 to look again. */
-static int write_look(park_rwlock_t *rw)
+static int write_look(void *rw)
 {
-    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
+    uint32_t s = __atomic_load_n(&((park_rwlock_t *)rw)->state_, __ATOMIC_RELAXED);
     if (park__rwlock_try_write(rw, &s))
         return 1;
     return (s & (WRITER_WAITING | READERS_QUEUED)) ? -1 : 0;
@@ -613,19 +604,8 @@ static bool write_spin(park_rwlock_t *rw)
      * threads than CPUs a yield can cost the writer a time slice
      * (docs/design/rwlock.md, Tuning). */
     int r = write_look(rw);
-    if (r != 0)
-        return r > 0;
-    park__spin_t early = park__spin_init_early();
-    /* The looks every 128 pauses after the early ones: up to 512 in all. */
-    uint32_t rest = early.pauses ? 512 - 128 : 512;
-    while (r == 0 && park__spin(&early))
-        r = write_look(rw);
-    if (r != 0)
-        return r > 0;
-    uint64_t since = park__os_ticks();
-    for (park__spin_t spin = park__spin_init_every(128, rest, 0); r == 0 && park__spin(&spin);)
-        r = write_look(rw);
-    park__spin_note(since, rest); /* far longer than its pauses: crowded */
+    if (r == 0)
+        r = park__spin_rare(park__spin_init_every(128, 512, 0), 128, write_look, rw);
     return r > 0;
 }
 

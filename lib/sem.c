@@ -423,22 +423,36 @@ static bool take_woken(park_sem_t *s, bool *pass)
     return false;
 }
 
+struct acquire_look {
+    park_sem_t *s;
+    uint32_t n;
+};
+
+/* One look of a spinning acquirer: 1 if it took its permits, -1 if others
+ * are queued (it must get in line), 0 to look again. */
+static int acquire_look(void *ctx)
+{
+    struct acquire_look *a = ctx;
+    uint64_t v = __atomic_load_n(&a->s->state_, __ATOMIC_RELAXED);
+    if (v & WAITERS)
+        return -1;
+    return (v & COUNT) >= a->n && park__sem_try_take(a->s, a->n);
+}
+
 /* Spins while nobody is queued (rule 6): true if it took n permits. */
 static bool acquire_spin(park_sem_t *s, uint32_t n)
 {
-    /* 512 pauses, looking every 128: a permit held for a short section
-     * comes back within them, one held longer is better waited for asleep,
-     * and rare looks leave the holders the word's cache line
-     * (docs/design/sem.md, Tuning). */
-    park__spin_t spin = park__spin_init_every(128, 512, 0);
-    do {
-        uint64_t v = __atomic_load_n(&s->state_, __ATOMIC_RELAXED);
-        if (v & WAITERS)
-            break; /* others are queued: get in line */
-        if ((v & COUNT) >= n && park__sem_try_take(s, n))
-            return true;
-    } while (park__spin(&spin));
-    return park__sem_try_take(s, n);
+    /* The early looks (spin.h: after 8 to 120 pauses, unless this thread's
+     * CPU was lately crowded), then 512 pauses in all (504 after the early
+     * looks), looking every 128: a permit held for a short section comes
+     * back within them, one held longer is better waited for asleep, and
+     * rare looks leave the holders the word's cache line where they share
+     * the CPUs (docs/design/sem.md, Tuning). */
+    struct acquire_look a = {s, n};
+    int r = acquire_look(&a);
+    if (r == 0)
+        r = park__spin_rare(park__spin_init_every(128, 512, 0), 128, acquire_look, &a);
+    return r > 0 || park__sem_try_take(s, n);
 }
 
 /* A waiter that left the queue ungranted gives back what was gathered for

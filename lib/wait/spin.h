@@ -147,7 +147,11 @@ static inline bool park__spin_yields_next(const park__spin_t *s)
  * early schedules. With more threads than CPUs, a waiter that gets in
  * early stays runnable where a yield or a sleep would have made room for
  * the others, and every runnable thread lengthens the others' waits for
- * a CPU (docs/design/rwlock.md, Tuning). */
+ * a CPU (docs/design/rwlock.md, Tuning). park__spin_rare runs the whole
+ * of it around a site's look: the rwlock's held-back readers and writers,
+ * the semaphore's acquirers. The mutex keeps its one late look: a locker
+ * that gets in early never dozes, and its dozers are what keeps it fair
+ * with more threads than CPUs (docs/design/mutex.md, Tuning). */
 #define PARK__SPIN_EARLY 8u          /* pauses before the first early look */
 #define PARK__SPIN_EARLY_GAP 64u     /* the early schedule's last gap */
 #define PARK__SPIN_EARLY_PAUSES 120u /* its pauses in all: 8 + 16 + 32 + 64 */
@@ -173,6 +177,31 @@ void park__spin_note(uint64_t since, uint32_t pauses);
  * was crowded: PARK__SPIN_CROWDED_US plus PARK__SPIN_PAUSE_NS_MAX a
  * pause, so that no processor's pauses alone reach it. */
 uint64_t park__spin_crowded_ticks(uint32_t pauses);
+
+/* A rare-look site's spin, after the site's own first look failed: the
+ * early schedule, then `rest` (the site's rare-look schedule, its pauses
+ * less `trim` when the early looks ran: for a site whose budget bounds the
+ * whole spin), timed and reported to park__spin_note. look(ctx) runs after
+ * every step; it returns 0 to go on, or a nonzero result of the site's
+ * (taken, get in line) that ends the spin and is returned. 0: both
+ * schedules ran out. Inlined, the look is a direct call. */
+static inline int park__spin_rare(park__spin_t rest, uint32_t trim, int (*look)(void *), void *ctx)
+{
+    int r = 0;
+    park__spin_t early = park__spin_init_early();
+    while (r == 0 && park__spin(&early))
+        r = look(ctx);
+    if (r != 0)
+        return r;
+    if (early.max_gap > 1) /* the early looks ran */
+        rest.pauses -= trim < rest.pauses ? trim : rest.pauses;
+    uint32_t pauses = rest.pauses;
+    uint64_t since = park__os_ticks();
+    while (r == 0 && park__spin(&rest))
+        r = look(ctx);
+    park__spin_note(since, pauses); /* far longer than its pauses: crowded */
+    return r;
+}
 
 /* For a wait with nothing to sleep on, which another thread ends within a
  * few instructions unless it is preempted (a channel cell mid-operation, a

@@ -966,6 +966,76 @@ TEST(spin_early_looks_are_off_for_a_while_after_a_crowded_spin)
     }
 }
 
+/* park__spin_rare's look for the probe below: counts its calls, returns
+ * `result` at call `stop` (0: never), and at call `slow` takes
+ * park__spin_crowded_ticks more than its pauses could (a crowded spin). */
+struct rare_probe {
+    int calls, stop, slow, result;
+    int looks_off; /* looks of a second spin, after the slow one */
+    int ret, ret_off;
+};
+
+static int rare_look(void *arg)
+{
+    struct rare_probe *p = arg;
+    p->calls++;
+    if (p->calls == p->slow) {
+        uint64_t end = park__os_ticks() + park__spin_crowded_ticks(512) + park__os_ticks_per_us();
+        while (park__os_ticks() < end)
+            park__os_pause();
+    }
+    return p->calls == p->stop ? p->result : 0;
+}
+
+static void *rare_main(void *arg)
+{
+    struct rare_probe *p = arg;
+    p->ret = park__spin_rare(park__spin_init_every(128, 512, 0), 128, rare_look, p);
+    int before = p->calls;
+    p->stop = 0;
+    p->ret_off = park__spin_rare(park__spin_init_every(128, 512, 0), 128, rare_look, p);
+    p->looks_off = p->calls - before;
+    return NULL;
+}
+
+TEST(spin_rare_runs_the_early_looks_then_the_rest_less_its_trim_and_notes_a_crowded_spin)
+{
+    bool one = park__os_single_cpu(); /* no pauses, so no looks, on one CPU */
+    /* Nothing found: 4 early looks, then 384 of the 512 pauses, looking
+     * every 128; the spin was not crowded, so a second one runs the same. */
+    struct rare_probe all = {0};
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &all), 0);
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_EQ(all.ret, 0);
+    ASSERT_EQ(all.ret_off, 0);
+    ASSERT_EQ(all.calls - all.looks_off, one ? 0 : 7);
+    ASSERT_EQ(all.looks_off, one ? 0 : 7);
+    if (one)
+        return;
+    /* A look's result ends the spin, early or late. */
+    struct rare_probe early = {.stop = 2, .result = -1};
+    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &early), 0);
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_EQ(early.ret, -1);
+    struct rare_probe late = {.stop = 6, .result = 1};
+    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &late), 0);
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_EQ(late.ret, 1);
+    ASSERT_EQ(late.calls - late.looks_off, 6);
+    /* A rest that took longer than its pauses could turns the early looks
+     * off: the next spin is the 512 pauses alone, 4 looks. A slow early
+     * look is not timed. */
+    struct rare_probe slow = {.slow = 5};
+    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &slow), 0);
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_EQ(slow.looks_off, 4);
+    struct rare_probe slow_early = {.slow = 2};
+    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &slow_early), 0);
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_EQ(slow_early.looks_off, 7);
+}
+
 /* A thread that lowers its own weight (how: 0 leaves it as loaded, 1 sets
  * nice 19, 2 SCHED_IDLE), then steps through a schedule of 4 yields and
  * 20 rounds of park__spin_forever past its budget. */
@@ -1357,6 +1427,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_random_differs_between_threads),
     TEST_ENTRY(spin_early_schedule_looks_after_8_24_56_and_120_pauses),
     TEST_ENTRY(spin_early_looks_are_off_for_a_while_after_a_crowded_spin),
+    TEST_ENTRY(spin_rare_runs_the_early_looks_then_the_rest_less_its_trim_and_notes_a_crowded_spin),
     TEST_ENTRY(wait_doze_sleeps_with_a_timer_slack_of_1us_and_puts_the_threads_back),
     TEST_ENTRY(spin_thread_of_low_weight_sleeps_where_others_yield),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
