@@ -377,10 +377,13 @@ static void read_removed(void *ctx, bool more)
 
 const park__wait_ops_t park__rwlock_read_ops = {.validate = read_validate, .removed = read_removed};
 
-/* One look of a reader held back by a writer: true if it took a hold. */
-static int read_look(void *rw)
+/* One look of a reader held back by a writer: 1 if it took a hold, 0 to
+ * look again. */
+static int read_look(void *ctx)
 {
-    uint32_t s = __atomic_load_n(&((park_rwlock_t *)rw)->state_, __ATOMIC_RELAXED);
+    park_rwlock_t *rw = ctx;
+    /* relaxed: a hint; the try's compare-and-swap decides. */
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     return park__rwlock_try_read(rw, &s);
 }
 
@@ -584,9 +587,11 @@ const park__wait_ops_t park__rwlock_write_ops = {.validate = write_validate,
 
 /* One look of a spinning writer: 1 if it took the lock, -1 if others are
  * queued (it must get in line), 0 to look again. */
-static int write_look(void *rw)
+static int write_look(void *ctx)
 {
-    uint32_t s = __atomic_load_n(&((park_rwlock_t *)rw)->state_, __ATOMIC_RELAXED);
+    park_rwlock_t *rw = ctx;
+    /* relaxed: a hint; the try's compare-and-swap decides. */
+    uint32_t s = __atomic_load_n(&rw->state_, __ATOMIC_RELAXED);
     if (park__rwlock_try_write(rw, &s))
         return 1;
     return (s & (WRITER_WAITING | READERS_QUEUED)) ? -1 : 0;

@@ -433,6 +433,7 @@ struct acquire_look {
 static int acquire_look(void *ctx)
 {
     struct acquire_look *a = ctx;
+    /* relaxed: a hint; the take's compare-and-swap decides. */
     uint64_t v = __atomic_load_n(&a->s->state_, __ATOMIC_RELAXED);
     if (v & WAITERS)
         return -1;

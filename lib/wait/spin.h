@@ -193,7 +193,7 @@ static inline int park__spin_rare(park__spin_t rest, uint32_t trim, int (*look)(
         r = look(ctx);
     if (r != 0)
         return r;
-    if (early.max_gap > 1) /* the early looks ran */
+    if (early.max_gap == PARK__SPIN_EARLY_GAP) /* the early schedule, not the empty one */
         rest.pauses -= trim < rest.pauses ? trim : rest.pauses;
     uint32_t pauses = rest.pauses;
     uint64_t since = park__os_ticks();

@@ -966,13 +966,17 @@ TEST(spin_early_looks_are_off_for_a_while_after_a_crowded_spin)
     }
 }
 
-/* park__spin_rare's look for the probe below: counts its calls, returns
- * `result` at call `stop` (0: never), and at call `slow` takes
- * park__spin_crowded_ticks more than its pauses could (a crowded spin). */
+/* Two park__spin_rare spins in a fresh thread (the early looks' state is
+ * per thread), each a 512-pause rest looking every 128, 128 trimmed after
+ * the early looks. The look counts its calls, returns `result` at call
+ * `stop` of the first spin (0: never), and at call `slow` takes
+ * park__spin_crowded_ticks(512) and more, longer than any spin's pauses
+ * could. */
 struct rare_probe {
     int calls, stop, slow, result;
-    int looks_off; /* looks of a second spin, after the slow one */
-    int ret, ret_off;
+    int ret;         /* the first spin's result */
+    int looks_first; /* its looks */
+    int looks_next;  /* the second spin's looks */
 };
 
 static int rare_look(void *arg)
@@ -991,49 +995,72 @@ static void *rare_main(void *arg)
 {
     struct rare_probe *p = arg;
     p->ret = park__spin_rare(park__spin_init_every(128, 512, 0), 128, rare_look, p);
-    int before = p->calls;
+    p->looks_first = p->calls;
     p->stop = 0;
-    p->ret_off = park__spin_rare(park__spin_init_every(128, 512, 0), 128, rare_look, p);
-    p->looks_off = p->calls - before;
+    (void)park__spin_rare(park__spin_init_every(128, 512, 0), 128, rare_look, p);
+    p->looks_next = p->calls - p->looks_first;
     return NULL;
 }
 
-TEST(spin_rare_runs_the_early_looks_then_the_rest_less_its_trim_and_notes_a_crowded_spin)
+/* Runs the probe in a fresh thread until its second spin had the early
+ * looks (looks_next == 7), at most 20 times: a thread preempted during the
+ * first spin's rest took it as crowded, as it should, and turned them off
+ * (4 looks); a spin that never keeps them on fails. */
+static void rare_run(struct rare_probe *p, bool want_early_next)
 {
-    bool one = park__os_single_cpu(); /* no pauses, so no looks, on one CPU */
+    struct rare_probe fresh = *p;
+    for (int i = 0; i < 20; i++) {
+        *p = fresh;
+        pthread_t t;
+        ASSERT_EQ(pthread_create(&t, NULL, rare_main, p), 0);
+        ASSERT_EQ(pthread_join(t, NULL), 0);
+        if (!want_early_next || p->looks_next == 7)
+            return;
+    }
+}
+
+TEST(spin_rare_runs_the_early_looks_then_the_rest_less_its_trim)
+{
     /* Nothing found: 4 early looks, then 384 of the 512 pauses, looking
-     * every 128; the spin was not crowded, so a second one runs the same. */
-    struct rare_probe all = {0};
-    pthread_t t;
-    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &all), 0);
-    ASSERT_EQ(pthread_join(t, NULL), 0);
-    ASSERT_EQ(all.ret, 0);
-    ASSERT_EQ(all.ret_off, 0);
-    ASSERT_EQ(all.calls - all.looks_off, one ? 0 : 7);
-    ASSERT_EQ(all.looks_off, one ? 0 : 7);
-    if (one)
-        return;
-    /* A look's result ends the spin, early or late. */
+     * every 128, 7 looks; no pauses, so no looks, on one CPU. */
+    bool one = park__os_single_cpu();
+    struct rare_probe p = {0};
+    rare_run(&p, !one);
+    ASSERT_EQ(p.ret, 0);
+    ASSERT_EQ(p.looks_first, one ? 0 : 7);
+    ASSERT_EQ(p.looks_next, one ? 0 : 7);
+}
+
+TEST(spin_rare_ends_at_a_looks_result)
+{
+    if (park__os_single_cpu())
+        return; /* no looks */
+    /* Early (the second early look) or late (the second rare look). */
     struct rare_probe early = {.stop = 2, .result = -1};
-    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &early), 0);
-    ASSERT_EQ(pthread_join(t, NULL), 0);
+    rare_run(&early, false);
     ASSERT_EQ(early.ret, -1);
+    ASSERT_EQ(early.looks_first, 2);
     struct rare_probe late = {.stop = 6, .result = 1};
-    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &late), 0);
-    ASSERT_EQ(pthread_join(t, NULL), 0);
+    rare_run(&late, false);
     ASSERT_EQ(late.ret, 1);
-    ASSERT_EQ(late.calls - late.looks_off, 6);
-    /* A rest that took longer than its pauses could turns the early looks
-     * off: the next spin is the 512 pauses alone, 4 looks. A slow early
-     * look is not timed. */
-    struct rare_probe slow = {.slow = 5};
-    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &slow), 0);
-    ASSERT_EQ(pthread_join(t, NULL), 0);
-    ASSERT_EQ(slow.looks_off, 4);
-    struct rare_probe slow_early = {.slow = 2};
-    ASSERT_EQ(pthread_create(&t, NULL, rare_main, &slow_early), 0);
-    ASSERT_EQ(pthread_join(t, NULL), 0);
-    ASSERT_EQ(slow_early.looks_off, 7);
+    ASSERT_EQ(late.looks_first, 6);
+}
+
+TEST(spin_rare_turns_the_early_looks_off_after_a_crowded_rest_not_a_slow_early_look)
+{
+    if (park__os_single_cpu())
+        return; /* no looks */
+    /* A slow look in the rest (the first rare look): the next spin is the
+     * 512 pauses alone, 4 looks. */
+    struct rare_probe rest = {.slow = 5};
+    rare_run(&rest, false);
+    ASSERT_EQ(rest.looks_first, 7);
+    ASSERT_EQ(rest.looks_next, 4);
+    /* A slow early look is not timed: the early looks stay on. */
+    struct rare_probe early = {.slow = 2};
+    rare_run(&early, true);
+    ASSERT_EQ(early.looks_first, 7);
+    ASSERT_EQ(early.looks_next, 7);
 }
 
 /* A thread that lowers its own weight (how: 0 leaves it as loaded, 1 sets
@@ -1427,7 +1454,9 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_random_differs_between_threads),
     TEST_ENTRY(spin_early_schedule_looks_after_8_24_56_and_120_pauses),
     TEST_ENTRY(spin_early_looks_are_off_for_a_while_after_a_crowded_spin),
-    TEST_ENTRY(spin_rare_runs_the_early_looks_then_the_rest_less_its_trim_and_notes_a_crowded_spin),
+    TEST_ENTRY(spin_rare_runs_the_early_looks_then_the_rest_less_its_trim),
+    TEST_ENTRY(spin_rare_ends_at_a_looks_result),
+    TEST_ENTRY(spin_rare_turns_the_early_looks_off_after_a_crowded_rest_not_a_slow_early_look),
     TEST_ENTRY(wait_doze_sleeps_with_a_timer_slack_of_1us_and_puts_the_threads_back),
     TEST_ENTRY(spin_thread_of_low_weight_sleeps_where_others_yield),
     TEST_ENTRY(wait_adapt_doubles_after_a_short_sleep_and_halves_after_a_long_one_within_bounds),
