@@ -212,6 +212,30 @@ const park__wait_ops_t park__mutex_lock_ops = {
     .before_sleep = lock_before_sleep,
 };
 
+struct lock_look {
+    park_mutex_t *m;
+    uint32_t *s; /* the word as the locker last saw it */
+    bool woken;
+};
+
+/* One look at *l->s: 1 if it took the mutex, -1 if a newcomer must stop
+ * (PARKED: a queued waiter is about to get its turn), 0 to look again. */
+static int lock_try(struct lock_look *l)
+{
+    if (try_take(l->m, l->s, l->woken))
+        return 1;
+    return (*l->s & PARKED) && !l->woken ? -1 : 0;
+}
+
+/* The same at the word as it is now. */
+static int lock_look(void *ctx)
+{
+    struct lock_look *l = ctx;
+    /* relaxed: a hint; the try's compare-and-swap decides. */
+    *l->s = __atomic_load_n(&l->m->state_, __ATOMIC_RELAXED);
+    return lock_try(l);
+}
+
 /* Tries to take the mutex, spinning (rule 6) while nobody is queued, or
  * while we are the woken waiter: true if taken; *s is then the word it
  * last saw. A queued waiter is about to get its turn, so a newcomer that
@@ -219,19 +243,25 @@ const park__wait_ops_t park__mutex_lock_ops = {
  * a second spinner. */
 static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
 {
-    /* One look after 128 pauses, then one after each of 4 yields; then
-     * the caller dozes or queues. Each look takes the lock's cache line from the holder, so
-     * frequent looks slow it down and pass the lock back and forth
-     * (docs/design/mutex.md, Tuning); a short critical section still ends
-     * within the pauses. */
+    /* One look after 128 pauses, then one after each of 4 yields; then the
+     * caller dozes or queues. Each look takes the lock's cache line from
+     * the holder, so frequent looks slow it down and pass the lock back and
+     * forth where the two share the CPUs (docs/design/mutex.md, Tuning); a
+     * short critical section still ends within the pauses. A locker alone
+     * inside lock_wait (park__waiting: nobody else spins, dozes or sleeps
+     * for a key of the mutex's bucket) first takes the early looks
+     * (spin.h: after 8 to 120 pauses, unless its CPU was lately crowded):
+     * with others inside, a locker that got in early would not doze, and
+     * the dozers are what keeps the mutex fair with more threads than
+     * CPUs. */
+    struct lock_look l = {m, s, woken};
+    int r = lock_try(&l);
+    if (r == 0 && park__waiting(m) <= 1)
+        return park__spin_rare(park__spin_init_once(128, 4), 0, lock_look, &l) > 0;
     park__spin_t spin = park__spin_init_once(128, 4);
-    for (;;) {
-        if (try_take(m, s, woken))
-            return true;
-        if (((*s & PARKED) && !woken) || !park__spin(&spin))
-            return false;
-        *s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
-    }
+    while (r == 0 && park__spin(&spin))
+        r = lock_look(&l);
+    return r > 0;
 }
 
 struct pass_ctx {
@@ -320,7 +350,7 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
  * slack) late. docs/design/mutex.md, Dozing. */
 #define DOZE_NS 50000u
 
-static int lock_wait(park_mutex_t *m, park_time_t deadline)
+static int lock_wait_inside(park_mutex_t *m, park_time_t deadline)
 {
     park__waiter_t w;
     park__waiter_init(&w, 0);
@@ -384,6 +414,16 @@ static int lock_wait(park_mutex_t *m, park_time_t deadline)
         }
         s = __atomic_load_n(&m->state_, __ATOMIC_RELAXED);
     }
+}
+
+/* A contended lock: counted inside its bucket (park__waiting) from the
+ * first spin to the last sleep, for the early looks of lock_spin. */
+static int lock_wait(park_mutex_t *m, park_time_t deadline)
+{
+    (void)park__waiting_enter(m);
+    int r = lock_wait_inside(m, deadline);
+    park__waiting_leave(m);
+    return r;
 }
 
 void park__mutex_lock_slow(park_mutex_t *m)

@@ -25,6 +25,7 @@ typedef struct bucket {
     park_time_t look_at;          /* fair looks due from this on, 0: never (fair_due_from) */
     park_time_t held_until;       /* none at all before this (park__wait_hold_fair) */
     _Atomic park_time_t woken_at; /* the last park__wait_note_woken */
+    _Atomic uint32_t inside;      /* threads between park__waiting_enter and _leave */
 } __attribute__((aligned(64))) bucket_t;
 
 static bucket_t buckets[BUCKET_COUNT];
@@ -154,6 +155,24 @@ bool park__wait_woken_late(const void *key, park_time_t now)
      * wake-up of another key recorded after `now` was read is recent. */
     park_time_t at = atomic_load_explicit(&bucket_of(key)->woken_at, memory_order_relaxed);
     return now > at && now - at >= PARK__WOKEN_LATE_NS;
+}
+
+uint32_t park__waiting_enter(const void *key)
+{
+    /* relaxed: a count read as a hint; it orders nothing. */
+    return atomic_fetch_add_explicit(&bucket_of(key)->inside, 1, memory_order_relaxed);
+}
+
+void park__waiting_leave(const void *key)
+{
+    /* relaxed: as in park__waiting_enter. */
+    atomic_fetch_sub_explicit(&bucket_of(key)->inside, 1, memory_order_relaxed);
+}
+
+uint32_t park__waiting(const void *key)
+{
+    /* relaxed: a hint (see park__waiting_enter). */
+    return atomic_load_explicit(&bucket_of(key)->inside, memory_order_relaxed);
 }
 
 void park__waiter_init(park__waiter_t *w, uintptr_t want)
@@ -574,6 +593,7 @@ void park__wait_reset_all(void)
         __atomic_store_n(&b->fair_at, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&b->look_at, 0, __ATOMIC_RELAXED);
         atomic_init(&b->batch_seq, 0);
+        atomic_init(&b->inside, 0); /* the forking thread was in none */
         park__lock_reset(&b->lock);
     }
     memset(park__wait_hints, 0, sizeof park__wait_hints);

@@ -149,9 +149,10 @@ static inline bool park__spin_yields_next(const park__spin_t *s)
  * the others, and every runnable thread lengthens the others' waits for
  * a CPU (docs/design/rwlock.md, Tuning). park__spin_rare runs the whole
  * of it around a site's look: the rwlock's held-back readers and writers,
- * the semaphore's acquirers. The mutex keeps its one late look: a locker
- * that gets in early never dozes, and its dozers are what keeps it fair
- * with more threads than CPUs (docs/design/mutex.md, Tuning). */
+ * the semaphore's acquirers, and a mutex locker alone inside its wait (a
+ * locker that gets in early does not doze, and the dozers are what keeps
+ * the mutex fair with more threads than CPUs: docs/design/mutex.md,
+ * Tuning). */
 #define PARK__SPIN_EARLY 8u          /* pauses before the first early look */
 #define PARK__SPIN_EARLY_GAP 64u     /* the early schedule's last gap */
 #define PARK__SPIN_EARLY_PAUSES 120u /* its pauses in all: 8 + 16 + 32 + 64 */

@@ -236,6 +236,19 @@ void park__wait_note_woken(const park__waiter_t *w, park_time_t now);
  * costs the caller's extra wake-up). Lock-free. */
 bool park__wait_woken_late(const void *key, park_time_t now);
 
+/* How many threads are inside a wait on a key of key's bucket: between
+ * park__waiting_enter (which returns how many were inside before it) and
+ * park__waiting_leave, whether they spin, doze or sleep queued. Keys of
+ * one bucket share the count, so it may count another key's waiters too,
+ * which only makes a caller more careful. Lock-free, two atomic
+ * read-modify-writes of the bucket's line a wait; a hint. For a primitive
+ * whose waiters leave no mark on its word while they doze: the mutex
+ * takes its early looks only while a locker is alone inside (lib/mutex.c,
+ * lock_spin). A forked child starts with none inside. */
+uint32_t park__waiting_enter(const void *key);
+void park__waiting_leave(const void *key);
+uint32_t park__waiting(const void *key);
+
 /* w->grant, for the primitives whose waiters are either handed what they
  * wait for or woken to try for it again (mutex, semaphore, rwlock): one
  * set of values, so that a grant reads the same in every file. A select

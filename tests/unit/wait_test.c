@@ -1063,6 +1063,20 @@ TEST(spin_rare_turns_the_early_looks_off_after_a_crowded_rest_not_a_slow_early_l
     ASSERT_EQ(early.looks_next, 7);
 }
 
+TEST(wait_waiting_counts_the_threads_between_enter_and_leave)
+{
+    static int key;                      /* only its address matters */
+    uint32_t base = park__waiting(&key); /* other keys of the bucket: none */
+    ASSERT_EQ(park__waiting_enter(&key), base);
+    ASSERT_EQ(park__waiting(&key), base + 1);
+    ASSERT_EQ(park__waiting_enter(&key), base + 1);
+    ASSERT_EQ(park__waiting(&key), base + 2);
+    park__waiting_leave(&key);
+    ASSERT_EQ(park__waiting(&key), base + 1);
+    park__waiting_leave(&key);
+    ASSERT_EQ(park__waiting(&key), base);
+}
+
 /* A thread that lowers its own weight (how: 0 leaves it as loaded, 1 sets
  * nice 19, 2 SCHED_IDLE), then steps through a schedule of 4 yields and
  * 20 rounds of park__spin_forever past its budget. */
@@ -1455,6 +1469,7 @@ static const test_case_t tests[] = {
     TEST_ENTRY(spin_early_schedule_looks_after_8_24_56_and_120_pauses),
     TEST_ENTRY(spin_early_looks_are_off_for_a_while_after_a_crowded_spin),
     TEST_ENTRY(spin_rare_runs_the_early_looks_then_the_rest_less_its_trim),
+    TEST_ENTRY(wait_waiting_counts_the_threads_between_enter_and_leave),
     TEST_ENTRY(spin_rare_ends_at_a_looks_result),
     TEST_ENTRY(spin_rare_turns_the_early_looks_off_after_a_crowded_rest_not_a_slow_early_look),
     TEST_ENTRY(wait_doze_sleeps_with_a_timer_slack_of_1us_and_puts_the_threads_back),
