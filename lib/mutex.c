@@ -212,7 +212,7 @@ const park__wait_ops_t park__mutex_lock_ops = {
     .before_sleep = lock_before_sleep,
 };
 
-struct lock_look {
+struct lock_spin_ctx {
     park_mutex_t *m;
     uint32_t *s; /* the word as the locker last saw it */
     bool woken;
@@ -220,7 +220,7 @@ struct lock_look {
 
 /* One look at *l->s: 1 if it took the mutex, -1 if a newcomer must stop
  * (PARKED: a queued waiter is about to get its turn), 0 to look again. */
-static int lock_try(struct lock_look *l)
+static int lock_try(struct lock_spin_ctx *l)
 {
     if (try_take(l->m, l->s, l->woken))
         return 1;
@@ -230,7 +230,7 @@ static int lock_try(struct lock_look *l)
 /* The same at the word as it is now. */
 static int lock_look(void *ctx)
 {
-    struct lock_look *l = ctx;
+    struct lock_spin_ctx *l = ctx;
     /* relaxed: a hint; the try's compare-and-swap decides. */
     *l->s = __atomic_load_n(&l->m->state_, __ATOMIC_RELAXED);
     return lock_try(l);
@@ -254,7 +254,7 @@ static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
      * with others inside, a locker that got in early would not doze, and
      * the dozers are what keeps the mutex fair with more threads than
      * CPUs. */
-    struct lock_look l = {m, s, woken};
+    struct lock_spin_ctx l = {m, s, woken};
     int r = lock_try(&l);
     if (r == 0 && park__waiting(m) <= 1)
         return park__spin_rare(park__spin_init_once(128, 4), 0, lock_look, &l) > 0;
@@ -317,7 +317,8 @@ static void pass_finish(void *ctx, bool more)
  * slowly spends its time outside the lock, where a waiter left asleep is a
  * CPU left idle. Two slow windows in a row are needed, so that a window in
  * which the thread was preempted does not count; a wait in lock_wait starts
- * afresh. The woken waiter's own spin (128 pauses, 4 yields) counts as
+ * afresh. The woken waiter's own spin (128 pauses, 248 when alone, then 4
+ * yields) counts as
  * lateness too: with more threads than CPUs its yields may outlast the 200
  * us, and an extra waiter is then woken beside a running one, which costs a
  * wake-up. */

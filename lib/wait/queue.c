@@ -27,6 +27,7 @@ typedef struct bucket {
     _Atomic park_time_t woken_at; /* the last park__wait_note_woken */
     _Atomic uint32_t inside;      /* threads between park__waiting_enter and _leave */
 } __attribute__((aligned(64))) bucket_t;
+_Static_assert(sizeof(bucket_t) == 64, "a bucket is one cache line");
 
 static bucket_t buckets[BUCKET_COUNT];
 

@@ -124,6 +124,8 @@ static void child_mutex_held_by_me(void *arg)
 {
     (void)arg;
     ASSERT_FALSE(park_mutex_try_lock(&mutex)); /* we hold it here too */
+    /* The parent's waiters were inside lock_wait; none is here. */
+    ASSERT_EQ(park__waiting(&mutex), 0u);
     child_mutex_usable(&other_mutex);
     park_mutex_unlock(&mutex); /* its waiters are not here: it falls free */
     child_mutex_usable(&mutex);

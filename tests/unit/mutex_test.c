@@ -380,30 +380,37 @@ TEST(mutex_locker_dozes_with_the_word_clean_then_queues_and_gets_it)
         continue;
 }
 
-TEST(mutex_lockers_are_counted_inside_while_they_wait_and_not_after)
+TEST(mutex_locker_is_counted_inside_while_it_waits_and_not_after_taking_it)
 {
     /* The count that lets a locker alone at the mutex take the early
      * looks (park__waiting): one while a locker spins, dozes or sleeps
-     * queued, none once it has the mutex or has timed out. */
+     * queued, none once it has the mutex. */
     park_mutex_t m = PARK_MUTEX_INIT;
     park_mutex_lock(&m);
     uint32_t base = park__waiting(&m); /* other keys of the bucket: none */
     struct locker l = {.m = &m};
     test_threads_t *t = start_locker(&l);
-    AWAIT(park__waiting(&m) == base + 1);
-    park_mutex_unlock(&m);
+    AWAIT(park__wait_count(&m) == 1); /* queued at last, asleep */
+    ASSERT_EQ(park__waiting(&m), base + 1);
+    park_mutex_unlock(&m); /* a hand-off or a woken waiter */
     AWAIT(atomic_load(&l.done));
     ASSERT_EQ(l.result, 0);
     ASSERT_EQ(park__waiting(&m), base);
     finish_locker(&l, t);
+    ASSERT_EQ(park_mutex_destroy(&m), 0);
+}
 
+TEST(mutex_timed_out_locker_is_not_counted_inside)
+{
+    park_mutex_t m = PARK_MUTEX_INIT;
     park_mutex_lock(&m);
-    struct locker timed = {.m = &m, .timed = true, .deadline = park_deadline_in(20000000)};
-    t = start_locker(&timed);
-    AWAIT(atomic_load(&timed.done));
-    ASSERT_EQ(timed.result, ETIMEDOUT);
+    uint32_t base = park__waiting(&m);
+    struct locker l = {.m = &m, .timed = true, .deadline = park_deadline_in(20000000)};
+    test_threads_t *t = start_locker(&l);
+    AWAIT(atomic_load(&l.done));
+    ASSERT_EQ(l.result, ETIMEDOUT);
     ASSERT_EQ(park__waiting(&m), base);
-    finish_locker(&timed, t);
+    finish_locker(&l, t);
     park_mutex_unlock(&m);
     ASSERT_EQ(park_mutex_destroy(&m), 0);
 }
@@ -675,7 +682,8 @@ static const test_case_t tests[] = {
     TEST_ENTRY(mutex_unlock_by_another_thread_wakes_a_waiter),
     TEST_ENTRY(mutex_unlock_wakes_a_blocked_waiter),
     TEST_ENTRY(mutex_locker_dozes_with_the_word_clean_then_queues_and_gets_it),
-    TEST_ENTRY(mutex_lockers_are_counted_inside_while_they_wait_and_not_after),
+    TEST_ENTRY(mutex_locker_is_counted_inside_while_it_waits_and_not_after_taking_it),
+    TEST_ENTRY(mutex_timed_out_locker_is_not_counted_inside),
     TEST_ENTRY(mutex_each_unlock_lets_one_of_several_waiters_in),
     TEST_ENTRY(mutex_late_woken_waiter_does_not_hold_back_the_queue),
     TEST_ENTRY(mutex_hands_off_to_an_old_waiter_while_a_woken_one_is_on_its_way),
