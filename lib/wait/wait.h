@@ -311,9 +311,9 @@ enum {
  * CLOCK_REALTIME timed waits). */
 #define PARK__WAIT_REALTIME 4u
 /* The waiter's futex sleep is a pthread cancellation point (lib/os:
- * PARK__FUTEX_CANCEL): the spin and the queue operations never are, as
- * long as the caller runs them with cancellation disabled (fault-injection
- * builds delay futex calls with nanosleep, a cancellation point). A
+ * PARK__FUTEX_CANCEL): the spin and the queue operations never are
+ * (fault-injection builds delay futex calls with a yield or the raw
+ * nanosleep system call, neither of which is one: lib/os/futex.c). A
  * cancelled waiter unwinds with w still queued or granted; the caller's
  * cleanup handler must call park__wait_leave. */
 #define PARK__WAIT_CANCEL 8u
