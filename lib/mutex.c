@@ -318,10 +318,9 @@ static void pass_finish(void *ctx, bool more)
  * CPU left idle. Two slow windows in a row are needed, so that a window in
  * which the thread was preempted does not count; a wait in lock_wait starts
  * afresh. The woken waiter's own spin (128 pauses, 248 when alone, then 4
- * yields) counts as
- * lateness too: with more threads than CPUs its yields may outlast the 200
- * us, and an extra waiter is then woken beside a running one, which costs a
- * wake-up. */
+ * yields) counts as lateness too: with more threads than CPUs its yields
+ * may outlast the 200 us, and an extra waiter is then woken beside a
+ * running one, which costs a wake-up. */
 #define PACE_SAMPLE 32u
 #define PACE_BUSY_NS 200u
 
