@@ -33,7 +33,7 @@
 //                       writer_p50_ns / writer_p99_ns: its wait quantiles;
 //                       writes: the writer's rounds in the window.
 //   sweep_rR            the contention sweep (park, park_read_mostly,
-//                       pthread, pthread_wpref and absl only): R in
+//                       pthread, pthread_wpref, absl and futex_rw only): R in
 //                       {100, 90, 50} % reads x T in {2, 4, 8}; the lock
 //                       shares its cache line only with the value it
 //                       guards; a read is 4 loads of
@@ -71,8 +71,9 @@ using Contenders =
 
 // The contention sweep's table: park beside the rwlocks users would pick
 // instead, reader-preferring (pthread) and not (the Rust peers run the same
-// sweep in benchmarks/peers/rust).
-using SweepContenders = List<Park, ParkReadMostly, Pthread, PthreadWpref, Absl>;
+// sweep in benchmarks/peers/rust; futex_rw is Rust std's design in this
+// process).
+using SweepContenders = List<Park, ParkReadMostly, Pthread, PthreadWpref, Absl, FutexRw>;
 
 // ---- shared state -------------------------------------------------------
 

@@ -10,6 +10,7 @@
 #include "harness.h"
 
 #include "baselines/ck_rwlocks.h"
+#include "baselines/futex_rwlock.h"
 
 #include <park/rwlock.h>
 
@@ -162,6 +163,37 @@ struct Absl : NoThreadSetup {
     static void write_unlock(lock_type &l, node_type &)
     {
         l.WriterUnlock();
+    }
+};
+
+// The futex rwlock of Rust's std, in C (baselines/futex_rwlock.h): the
+// sweep's writer-fair design run in park's own process, in turns with it,
+// and where the Rust peers are not built.
+struct FutexRw : NoThreadSetup {
+    static constexpr const char *name = "futex_rw";
+    using lock_type = bl_futex_rw_t;
+    static void init(lock_type &l)
+    {
+        bl_futex_rw_init(&l);
+    }
+    static void destroy(lock_type &)
+    {
+    }
+    static void read_lock(lock_type &l, node_type &)
+    {
+        bl_futex_rw_read_lock(&l);
+    }
+    static void read_unlock(lock_type &l, node_type &)
+    {
+        bl_futex_rw_read_unlock(&l);
+    }
+    static void write_lock(lock_type &l, node_type &)
+    {
+        bl_futex_rw_write_lock(&l);
+    }
+    static void write_unlock(lock_type &l, node_type &)
+    {
+        bl_futex_rw_write_unlock(&l);
     }
 };
 
