@@ -70,15 +70,15 @@ static inline void bl_futex_rw_init(bl_futex_rw_t *l)
 
 /* Loads the word after each pause, up to BL_FRW_SPIN pauses, until
  * done(word) holds; returns the last word loaded. */
-#define BL_FRW_SPIN_UNTIL(l, s, done)                                  \
-    do {                                                               \
-        for (int spin_ = BL_FRW_SPIN;; spin_--) {                      \
-            /* relaxed: a hint; the CAS that follows decides. */       \
-            (s) = __atomic_load_n(&(l)->state, __ATOMIC_RELAXED);      \
-            if ((done) || spin_ == 0)                                  \
-                break;                                                 \
-            bl_frw_pause();                                            \
-        }                                                              \
+#define BL_FRW_SPIN_UNTIL(l, s, done)                                                              \
+    do {                                                                                           \
+        for (int spin_ = BL_FRW_SPIN;; spin_--) {                                                  \
+            /* relaxed: a hint; the CAS that follows decides. */                                   \
+            (s) = __atomic_load_n(&(l)->state, __ATOMIC_RELAXED);                                  \
+            if ((done) || spin_ == 0)                                                              \
+                break;                                                                             \
+            bl_frw_pause();                                                                        \
+        }                                                                                          \
     } while (0)
 
 static inline void bl_futex_rw_read_contended(bl_futex_rw_t *l)
