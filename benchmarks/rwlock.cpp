@@ -6,8 +6,9 @@
 // pthread_wpref (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), std
 // (std::shared_mutex), absl (absl::Mutex in reader and writer mode), and
 // ck_rwlock, ck_pflock, ck_brlock (Concurrency Kit, through
-// baselines/ck_rwlocks.c; all three spin). Each provides, over its
-// lock_type and a per-thread node_type:
+// baselines/ck_rwlocks.c; all three spin), and in the sweep only futex_rw
+// (Rust std's futex rwlock in C, baselines/futex_rwlock.h). Each
+// provides, over its lock_type and a per-thread node_type:
 //   init(lock) destroy(lock) enter(lock, node) leave(lock, node)
 //   read_lock(lock, node) read_unlock(lock, node)
 //   write_lock(lock, node) write_unlock(lock, node)

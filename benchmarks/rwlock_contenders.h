@@ -1,9 +1,10 @@
 // benchmarks/rwlock_contenders.h: the reader/writer lock family's
 // contenders.
 //
-// Policy structs (rwlock.cpp says what each provides): park, pthread,
-// pthread_wpref, std, absl, ck_rwlock, ck_pflock and ck_brlock. The rwlock
-// and tail families run them.
+// Policy structs (rwlock.cpp says what each provides): park,
+// park_read_mostly, pthread, pthread_wpref, std, absl, ck_rwlock, ck_pflock,
+// ck_brlock and futex_rw (the sweep only). The rwlock and tail families run
+// them.
 #ifndef PARK_BENCH_RWLOCK_CONTENDERS_H
 #define PARK_BENCH_RWLOCK_CONTENDERS_H
 
@@ -167,8 +168,8 @@ struct Absl : NoThreadSetup {
 };
 
 // The futex rwlock of Rust's std, in C (baselines/futex_rwlock.h): the
-// sweep's writer-fair design run in park's own process, in turns with it,
-// and where the Rust peers are not built.
+// sweep's writer-fair design run in park's own process, alternating with
+// park, and where the Rust peers are not built.
 struct FutexRw : NoThreadSetup {
     static constexpr const char *name = "futex_rw";
     using lock_type = bl_futex_rw_t;
