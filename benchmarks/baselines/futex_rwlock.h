@@ -29,6 +29,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "pause.h"
+
 typedef struct bl_futex_rw {
     uint32_t state;
     uint32_t writer_notify; /* incremented at every writer wake-up */
@@ -42,15 +44,6 @@ typedef struct bl_futex_rw {
 #define BL_FRW_WRITERS_WAITING (1u << 31)
 #define BL_FRW_WAITING (BL_FRW_READERS_WAITING | BL_FRW_WRITERS_WAITING)
 #define BL_FRW_SPIN 100
-
-static inline void bl_frw_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 static inline void bl_frw_wait(uint32_t *word, uint32_t expected)
 {
@@ -83,7 +76,7 @@ static inline uint32_t bl_frw_spin_read(bl_futex_rw_t *l)
         uint32_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
         if ((s & BL_FRW_MASK) != BL_FRW_WRITER || (s & BL_FRW_WAITING) || spin == 0)
             return s;
-        bl_frw_pause();
+        bl_pause();
     }
 }
 
@@ -96,7 +89,7 @@ static inline uint32_t bl_frw_spin_write(bl_futex_rw_t *l)
         uint32_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
         if ((s & BL_FRW_MASK) == 0 || (s & BL_FRW_WRITERS_WAITING) || spin == 0)
             return s;
-        bl_frw_pause();
+        bl_pause();
     }
 }
 

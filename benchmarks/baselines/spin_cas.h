@@ -11,18 +11,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pause.h"
+
 typedef struct bl_spin_cas {
     uint32_t word;
 } bl_spin_cas_t;
-
-static inline void bl_spin_cas_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 static inline bool bl_spin_cas_trylock(bl_spin_cas_t *l)
 {
@@ -37,7 +30,7 @@ static inline void bl_spin_cas_lock(bl_spin_cas_t *l)
     while (!bl_spin_cas_trylock(l)) {
         /* relaxed: only a hint that the CAS may now succeed. */
         while (__atomic_load_n(&l->word, __ATOMIC_RELAXED) != 0)
-            bl_spin_cas_pause();
+            bl_pause();
     }
 }
 
