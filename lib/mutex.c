@@ -255,9 +255,11 @@ static bool lock_spin(park_mutex_t *m, uint32_t *s, bool woken)
      * the dozers are what keeps the mutex fair with more threads than
      * CPUs. */
     struct lock_spin_ctx l = {m, s, woken};
-    park__spin_t spin = park__spin_init_once(128, 4);
     int r = lock_try(&l);
-    if (r == 0 && park__waiting(m) <= 1)
+    if (r != 0)
+        return r > 0;
+    park__spin_t spin = park__spin_init_once(128, 4);
+    if (park__waiting(m) <= 1)
         return park__spin_rare(spin, 0, lock_look, &l) > 0;
     while (r == 0 && park__spin(&spin))
         r = lock_look(&l);
